@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* EAL bring-up for dpdat: one place that decides the memory mode, keeps
+ * DPDK away from the machine's own PCI devices unless told otherwise, and
+ * gives every process its own runtime files. */
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_log.h>
+
+#include <dpdat/dpdat.h>
+
+RTE_LOG_REGISTER_DEFAULT(dpdat_eal_logtype, NOTICE);
+#define EAL_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, dpdat_eal_logtype, "dpdat: " fmt "\n", \
+		##__VA_ARGS__)
+
+#define EAL_MAX_ARGS	64
+#define EAL_DEFAULT_MB	256
+
+static enum dpdat_mem_mode eal_mode;
+static int eal_owned;
+static int eal_used;	/* the EAL can be brought up once per process */
+
+const char *
+dpdat_mem_mode_str(enum dpdat_mem_mode mode)
+{
+	switch (mode) {
+	case DPDAT_MEM_MODE_HUGE: return "hugepages";
+	case DPDAT_MEM_MODE_NOHUGE: return "no-huge";
+	case DPDAT_MEM_MODE_NONE: break;
+	}
+	return "none";
+}
+
+enum dpdat_mem_mode
+dpdat_eal_mem_mode(void)
+{
+	return eal_mode;
+}
+
+/* Is a hugetlbfs mounted where we may create files? */
+static int
+hugetlbfs_usable(void)
+{
+	char dev[256], dir[PATH_MAX], type[64];
+	int found = 0;
+	FILE *f = fopen("/proc/mounts", "r");
+
+	if (f == NULL)
+		return 0;
+	while (!found && fscanf(f, "%255s %4095s %63s %*[^\n]", dev, dir,
+				type) == 3)
+		found = strcmp(type, "hugetlbfs") == 0 &&
+			access(dir, W_OK) == 0;
+	fclose(f);
+	return found;
+}
+
+/* Free hugepage memory in MiB, over every page size. */
+static unsigned long
+hugepages_free_mb(void)
+{
+	const char *base = "/sys/kernel/mm/hugepages";
+	unsigned long total = 0, kb, n;
+	struct dirent *d;
+	char path[PATH_MAX];
+	DIR *dir = opendir(base);
+	FILE *f;
+
+	if (dir == NULL)
+		return 0;
+	while ((d = readdir(dir)) != NULL) {
+		if (sscanf(d->d_name, "hugepages-%lukB", &kb) != 1)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/free_hugepages", base,
+			 d->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fscanf(f, "%lu", &n) == 1)
+			total += n * kb / 1024;
+		fclose(f);
+	}
+	closedir(dir);
+	return total;
+}
+
+static int
+env_policy(enum dpdat_huge_policy *policy)
+{
+	const char *v = getenv("DPDAT_HUGE");
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	if (strcasecmp(v, "auto") == 0)
+		*policy = DPDAT_HUGE_AUTO;
+	else if (strcasecmp(v, "never") == 0 || strcmp(v, "0") == 0)
+		*policy = DPDAT_HUGE_NEVER;
+	else if (strcasecmp(v, "always") == 0 || strcmp(v, "1") == 0)
+		*policy = DPDAT_HUGE_ALWAYS;
+	else {
+		EAL_LOG(ERR, "DPDAT_HUGE=%s: expected auto, never or always", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int
+env_mem_mb(unsigned int *mb)
+{
+	const char *v = getenv("DPDAT_MEM_MB");
+	unsigned long n;
+	char *end;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno != 0 || *end != '\0' || n == 0 || n > 1024 * 1024) {
+		EAL_LOG(ERR, "DPDAT_MEM_MB=%s: expected MiB in 1..1048576", v);
+		return -EINVAL;
+	}
+	*mb = (unsigned int)n;
+	return 0;
+}
+
+/* Decide hugepages or not, and say why. */
+static int
+choose_mode(enum dpdat_huge_policy policy, unsigned int mb,
+	    enum dpdat_mem_mode *mode, char *why, size_t whylen)
+{
+	unsigned long free_mb = hugepages_free_mb();
+	int usable = hugetlbfs_usable();
+
+	if (policy == DPDAT_HUGE_NEVER) {
+		snprintf(why, whylen, "hugepages disabled by request");
+		*mode = DPDAT_MEM_MODE_NOHUGE;
+		return 0;
+	}
+	if (usable && free_mb >= mb) {
+		snprintf(why, whylen, "%lu MiB of hugepages free", free_mb);
+		*mode = DPDAT_MEM_MODE_HUGE;
+		return 0;
+	}
+	snprintf(why, whylen, "%s%lu MiB of hugepages free, %u MiB wanted",
+		 usable ? "" : "no writable hugetlbfs mount, ", free_mb, mb);
+	if (policy == DPDAT_HUGE_ALWAYS) {
+		EAL_LOG(ERR, "hugepages required but unavailable: %s", why);
+		return -ENOMEM;
+	}
+	*mode = DPDAT_MEM_MODE_NOHUGE;
+	return 0;
+}
+
+static int
+add_arg(char **argv, int *argc, const char *fmt, const char *val)
+{
+	char buf[PATH_MAX];
+
+	if (*argc >= EAL_MAX_ARGS - 1)
+		return -E2BIG;
+	snprintf(buf, sizeof(buf), fmt, val);
+	argv[*argc] = strdup(buf);
+	if (argv[*argc] == NULL)
+		return -ENOMEM;
+	(*argc)++;
+	return 0;
+}
+
+static int
+build_args(const struct dpdat_eal_conf *c, enum dpdat_mem_mode mode,
+	   unsigned int mb, char **argv, int *argc)
+{
+	char num[32], prefix[64];
+	int pci = 0, ret = 0;
+	unsigned int i;
+
+	snprintf(prefix, sizeof(prefix), "dpdat-%d", (int)getpid());
+	ret |= add_arg(argv, argc, "%s", c->program ? c->program : "dpdat");
+	ret |= add_arg(argv, argc, "-l%s", c->lcores ? c->lcores : "0");
+	ret |= add_arg(argv, argc, "--file-prefix=%s",
+		       c->file_prefix ? c->file_prefix : prefix);
+	/* no runtime or hugepage files to leak if the process dies;
+	 * --no-huge implies legacy memory, which refuses --in-memory */
+	if (mode == DPDAT_MEM_MODE_NOHUGE) {
+		snprintf(num, sizeof(num), "%u", mb);
+		ret |= add_arg(argv, argc, "%s", "--no-huge");
+		ret |= add_arg(argv, argc, "%s", "--no-shconf");
+		ret |= add_arg(argv, argc, "-m%s", num);
+	} else {
+		ret |= add_arg(argv, argc, "%s", "--in-memory");
+	}
+	for (i = 0; i < c->n_devices; i++) {
+		if (strncmp(c->devices[i], "vdev:", 5) == 0) {
+			ret |= add_arg(argv, argc, "--vdev=%s",
+				       c->devices[i] + 5);
+		} else {
+			ret |= add_arg(argv, argc, "-a%s", c->devices[i]);
+			pci = 1;
+		}
+	}
+	if (!pci)
+		ret |= add_arg(argv, argc, "%s", "--no-pci");
+	if (c->log_level != 0) {
+		snprintf(num, sizeof(num), "%u", c->log_level);
+		ret |= add_arg(argv, argc, "--log-level=%s", num);
+	}
+	for (i = 0; i < c->n_extra_args; i++)
+		ret |= add_arg(argv, argc, "%s", c->extra_args[i]);
+	return ret == 0 ? 0 : -ENOMEM;
+}
+
+int
+dpdat_eal_init(const struct dpdat_eal_conf *conf)
+{
+	static const struct dpdat_eal_conf defaults;
+	const struct dpdat_eal_conf *c = conf ? conf : &defaults;
+	enum dpdat_huge_policy policy = c->huge;
+	unsigned int mb = c->mem_mb ? c->mem_mb : EAL_DEFAULT_MB;
+	char *argv[EAL_MAX_ARGS] = { NULL }, *eal_argv[EAL_MAX_ARGS];
+	enum dpdat_mem_mode mode;
+	char why[160];
+	int argc = 0, i, ret;
+
+	if (eal_used || rte_lcore_count() != 0)
+		return -EALREADY;
+	if (policy > DPDAT_HUGE_ALWAYS || c->n_devices > 16 ||
+	    (c->n_devices && c->devices == NULL) ||
+	    (c->n_extra_args && c->extra_args == NULL))
+		return -EINVAL;
+	ret = env_policy(&policy);
+	if (ret == 0)
+		ret = env_mem_mb(&mb);
+	if (ret == 0)
+		ret = choose_mode(policy, mb, &mode, why, sizeof(why));
+	if (ret == 0)
+		ret = build_args(c, mode, mb, argv, &argc);
+	if (ret < 0)
+		goto out;
+	memcpy(eal_argv, argv, sizeof(argv));	/* the EAL permutes argv */
+	eal_used = 1;
+	ret = rte_eal_init(argc, eal_argv);
+	if (ret < 0) {
+		ret = -rte_errno;
+		EAL_LOG(ERR, "rte_eal_init failed: %s", rte_strerror(-ret));
+		goto out;
+	}
+	ret = 0;
+	eal_mode = mode;
+	eal_owned = 1;
+	if (mode == DPDAT_MEM_MODE_HUGE)
+		EAL_LOG(NOTICE, "EAL up in hugepage mode (%s)", why);
+	else
+		EAL_LOG(NOTICE, "EAL up in no-huge mode with %u MiB (%s)", mb,
+			why);
+out:
+	for (i = 0; i < argc; i++)
+		free(argv[i]);
+	return ret;
+}
+
+int
+dpdat_eal_attach(void)
+{
+	if (eal_mode != DPDAT_MEM_MODE_NONE)
+		return 0;
+	/* never initialised, or failed, or already cleaned up */
+	if (eal_used || rte_lcore_count() == 0)
+		return -ENODEV;
+	eal_used = 1;
+	eal_mode = rte_eal_has_hugepages() ? DPDAT_MEM_MODE_HUGE :
+					     DPDAT_MEM_MODE_NOHUGE;
+	EAL_LOG(INFO, "attached to the application's EAL (%s)",
+		dpdat_mem_mode_str(eal_mode));
+	return 0;
+}
+
+int
+dpdat_eal_cleanup(void)
+{
+	int ret = 0;
+
+	if (eal_owned)
+		ret = rte_eal_cleanup();
+	eal_owned = 0;
+	eal_mode = DPDAT_MEM_MODE_NONE;
+	return ret;
+}

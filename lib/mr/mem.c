@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* Memory kinds: what the transmit path can do with a registered range.
+ * DPDK memory (hugepage heap, memzones) is recorded with its IOVA and costs
+ * O(1) to register; other page-aligned memory is handed to
+ * rte_extmem_register() where the EAL has room for it; anything else is
+ * copy-only. */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_memory.h>
+
+#include "mr_priv.h"
+
+/* Our own rte_extmem registrations, shared by every translation inside them
+ * (the EAL refuses to register the same pages twice). Process-wide. */
+struct mr_extmem {
+	uint64_t addr;
+	uint64_t len;
+	uint32_t refcnt;
+	TAILQ_ENTRY(mr_extmem) next;
+};
+
+static TAILQ_HEAD(, mr_extmem) extmem_list =
+	TAILQ_HEAD_INITIALIZER(extmem_list);
+static pthread_mutex_t extmem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+uint64_t
+mr_page_size(void)
+{
+	static uint64_t pgsz;
+
+	if (pgsz == 0)
+		pgsz = (uint64_t)sysconf(_SC_PAGESIZE);
+	return pgsz;
+}
+
+static struct mr_extmem *
+extmem_get(uint64_t addr, uint64_t len)
+{
+	struct mr_extmem *x;
+	int ret;
+
+	pthread_mutex_lock(&extmem_lock);
+	TAILQ_FOREACH(x, &extmem_list, next) {
+		if (mr_range_ok(x->addr, x->len, addr, len)) {
+			x->refcnt++;
+			goto out;
+		}
+		if (addr < x->addr + x->len && x->addr < addr + len) {
+			x = NULL;	/* partial overlap: cannot register */
+			goto out;
+		}
+	}
+	x = calloc(1, sizeof(*x));
+	if (x == NULL)
+		goto out;
+	ret = rte_extmem_register((void *)(uintptr_t)addr, len, NULL, 0,
+				  mr_page_size());
+	if (ret != 0) {
+		MR_LOG(DEBUG, "rte_extmem_register(0x%" PRIx64 ", %" PRIu64
+		       ") failed: %s; copy path", addr, len,
+		       rte_strerror(rte_errno));
+		free(x);
+		x = NULL;
+		goto out;
+	}
+	x->addr = addr;
+	x->len = len;
+	x->refcnt = 1;
+	TAILQ_INSERT_TAIL(&extmem_list, x, next);
+out:
+	pthread_mutex_unlock(&extmem_lock);
+	return x;
+}
+
+static void
+extmem_put(struct mr_extmem *x)
+{
+	pthread_mutex_lock(&extmem_lock);
+	if (--x->refcnt == 0) {
+		TAILQ_REMOVE(&extmem_list, x, next);
+		if (rte_extmem_unregister((void *)(uintptr_t)x->addr,
+					  x->len) != 0)
+			MR_LOG(WARNING, "rte_extmem_unregister: %s",
+			       rte_strerror(rte_errno));
+		free(x);
+	}
+	pthread_mutex_unlock(&extmem_lock);
+}
+
+/* Is every page of [addr, addr + len) mapped? mincore() fails with ENOMEM on
+ * the first hole. Only used for memory DPDK does not know. */
+static bool
+range_is_mapped(uint64_t addr, uint64_t len)
+{
+	const uint64_t pg = mr_page_size();
+	const uint64_t step = 4096 * pg;
+	uint64_t a = RTE_ALIGN_FLOOR(addr, pg);
+	uint64_t end = addr + len;
+	unsigned char vec[4096];
+
+	for (; a < end; a += step) {
+		uint64_t n = RTE_MIN(step, RTE_ALIGN_CEIL(end, pg) - a);
+
+		if (mincore((void *)(uintptr_t)a, n, vec) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Fill kind, iova and the page-rounded registration of mem->addr/len.
+ * Returns -EINVAL when memory unknown to DPDK is not entirely mapped. */
+int
+mr_mem_classify(struct mr_mem *mem)
+{
+	const uint64_t pg = mr_page_size();
+	const uint64_t end = mem->addr + mem->len;	/* caller checked wrap */
+	const struct rte_memseg_list *msl, *msl_end;
+	const void *va = (const void *)(uintptr_t)mem->addr;
+
+	mem->reg_addr = RTE_ALIGN_FLOOR(mem->addr, pg);
+	mem->reg_len = RTE_ALIGN_CEIL(end, pg) - mem->reg_addr;
+	mem->iova = MR_BAD_IOVA;
+	mem->ext = NULL;
+
+	msl = rte_mem_virt2memseg_list(va);
+	msl_end = rte_mem_virt2memseg_list((const void *)(uintptr_t)(end - 1));
+	if (msl != NULL && msl == msl_end) {
+		/* DPDK knows these pages: O(1) whatever the size */
+		mem->kind = msl->external ? DPDAT_MEM_KIND_EXTMEM :
+					    DPDAT_MEM_KIND_DPDK;
+		if (rte_eal_iova_mode() == RTE_IOVA_VA)
+			mem->iova = mem->addr;
+		else if (!msl->external)
+			mem->iova = rte_mem_virt2iova(va);
+		return 0;
+	}
+	if (!range_is_mapped(mem->addr, mem->len))
+		return -EINVAL;
+	if (msl == NULL && msl_end == NULL &&
+	    mem->addr == mem->reg_addr && mem->len == mem->reg_len) {
+		mem->ext = extmem_get(mem->addr, mem->len);
+		if (mem->ext != NULL) {
+			mem->kind = DPDAT_MEM_KIND_EXTMEM;
+			if (rte_eal_iova_mode() == RTE_IOVA_VA)
+				mem->iova = mem->addr;
+			return 0;
+		}
+	}
+	mem->kind = DPDAT_MEM_KIND_COPY;
+	return 0;
+}
+
+void
+mr_mem_unclassify(struct mr_mem *mem)
+{
+	if (mem->ext != NULL)
+		extmem_put(mem->ext);
+	mem->ext = NULL;
+}
+
+/* Is every byte of [addr, addr + len) in a MAP_SHARED mapping? Reads
+ * /proc/self/maps: control path only. */
+bool
+mr_range_is_shared(uint64_t addr, uint64_t len)
+{
+	uint64_t want = addr, end = addr + len;
+	unsigned long lo, hi;
+	char perms[8], line[512];
+	bool ok = false;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "r");
+	if (f == NULL)
+		return false;
+	while (!ok && fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
+			continue;
+		if (hi <= want)
+			continue;
+		if (lo > want)
+			break;	/* a hole in the range */
+		if (perms[3] != 's')
+			break;
+		want = hi;	/* maps is sorted: continue with the next one */
+		ok = want >= end;
+	}
+	fclose(f);
+	return ok;
+}
+
+const char *
+dpdat_mem_kind_str(enum dpdat_mem_kind kind)
+{
+	switch (kind) {
+	case DPDAT_MEM_KIND_DPDK: return "dpdk";
+	case DPDAT_MEM_KIND_EXTMEM: return "extmem";
+	case DPDAT_MEM_KIND_COPY: return "copy";
+	}
+	return "?";
+}
+
+void *
+dpdat_mem_alloc(size_t size, size_t align, int socket)
+{
+	void *p;
+
+	if (size == 0 || (align & (align - 1)) != 0 || align > UINT32_MAX) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	p = rte_zmalloc_socket("dpdat_mem", size, (unsigned int)align, socket);
+	if (p == NULL)
+		rte_errno = ENOMEM;
+	return p;
+}
+
+void
+dpdat_mem_free(void *ptr)
+{
+	rte_free(ptr);
+}
