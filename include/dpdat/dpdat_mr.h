@@ -130,7 +130,7 @@ struct dpdat_lmr_info {
 	uint64_t length;		/**< length of the accessible range */
 	uint64_t registered_address;	/**< page-rounded start */
 	uint64_t registered_size;	/**< page-rounded length */
-	uint64_t iova;			/**< IOVA of address, or UINT64_MAX */
+	uint64_t iova;			/**< IOVA of address if contiguous, else UINT64_MAX */
 	uint32_t rmr_count;		/**< RMRs bound to this LMR */
 	uint32_t share_count;		/**< LMRs sharing the same translation */
 };
@@ -158,7 +158,9 @@ enum dpdat_mr_check {
 /** Translation returned by a successful access check. */
 struct dpdat_mr_xlat {
 	void *addr;			/**< host address of the first byte */
-	uint64_t iova;			/**< IOVA of the first byte, or UINT64_MAX */
+	/** IOVA of the first byte when the region is IOVA-contiguous; UINT64_MAX
+	 *  when it is not (translate page by page) or unknown (copy path). */
+	uint64_t iova;
 	enum dpdat_mem_kind kind;
 };
 
@@ -334,7 +336,8 @@ dpdat_rmr_free(struct dpdat_rmr *rmr);
  * @param addr
  *   First byte of the access.
  * @param len
- *   Length in bytes; 0 is checked as an access to the single address addr.
+ *   Length in bytes; a zero-length access must still name a valid key and
+ *   an address in [start, start + length] of its region.
  * @param access
  *   DPDAT_MEM_PRIV_* bits that must all be granted.
  * @param pz_id

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include <rte_eal.h>
+#include <rte_fbarray.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 #include <rte_memory.h>
@@ -46,8 +47,10 @@ mr_page_size(void)
 	return pgsz;
 }
 
+/* Take a reference on our registration containing [addr, addr + len); if
+ * there is none and may_register, register exactly that range. */
 static struct mr_extmem *
-extmem_get(uint64_t addr, uint64_t len)
+extmem_get(uint64_t addr, uint64_t len, bool may_register)
 {
 	struct mr_extmem *x;
 	int ret;
@@ -63,6 +66,8 @@ extmem_get(uint64_t addr, uint64_t len)
 			goto out;
 		}
 	}
+	if (!may_register)
+		goto out;	/* x is NULL after the loop */
 	x = calloc(1, sizeof(*x));
 	if (x == NULL)
 		goto out;
@@ -120,6 +125,39 @@ range_is_mapped(uint64_t addr, uint64_t len)
 	return true;
 }
 
+/* [addr, end) lies in DPDK's own memseg list msl: every page must be in use
+ * (the list reserves address space with holes). Sets the IOVA of addr when
+ * the range is IOVA-contiguous, MR_BAD_IOVA otherwise. Cost: a bitmap scan
+ * plus, in IOVA-as-PA mode only, one step per hugepage. */
+static int
+dpdk_range_check(const struct rte_memseg_list *msl, uint64_t addr,
+		 uint64_t end, uint64_t *iova)
+{
+	struct rte_fbarray *arr = (struct rte_fbarray *)&msl->memseg_arr;
+	const uint64_t base = msl->addr_64, pgsz = msl->page_sz;
+	const unsigned int i0 = (addr - base) / pgsz;
+	const unsigned int i1 = (end - 1 - base) / pgsz;
+	const struct rte_memseg *ms0, *ms;
+	int n = rte_fbarray_find_contig_used(arr, i0);
+	unsigned int i;
+
+	if (n < 0 || (unsigned int)n < i1 - i0 + 1)
+		return -EINVAL;
+	if (rte_eal_iova_mode() == RTE_IOVA_VA) {
+		*iova = addr;
+		return 0;
+	}
+	ms0 = rte_fbarray_get(arr, i0);
+	*iova = ms0->iova == RTE_BAD_IOVA ? MR_BAD_IOVA :
+		ms0->iova + (addr - ms0->addr_64);
+	for (i = i0 + 1; i <= i1 && *iova != MR_BAD_IOVA; i++) {
+		ms = rte_fbarray_get(arr, i);
+		if (ms->iova != ms0->iova + (uint64_t)(i - i0) * pgsz)
+			*iova = MR_BAD_IOVA;
+	}
+	return 0;
+}
+
 /* Fill kind, iova and the page-rounded registration of mem->addr/len.
  * Returns -EINVAL when memory unknown to DPDK is not entirely mapped. */
 int
@@ -137,27 +175,25 @@ mr_mem_classify(struct mr_mem *mem)
 
 	msl = rte_mem_virt2memseg_list(va);
 	msl_end = rte_mem_virt2memseg_list((const void *)(uintptr_t)(end - 1));
-	if (msl != NULL && msl == msl_end) {
-		/* DPDK knows these pages: O(1) whatever the size */
-		mem->kind = msl->external ? DPDAT_MEM_KIND_EXTMEM :
-					    DPDAT_MEM_KIND_DPDK;
-		if (rte_eal_iova_mode() == RTE_IOVA_VA)
-			mem->iova = mem->addr;
-		else if (!msl->external)
-			mem->iova = rte_mem_virt2iova(va);
-		return 0;
+	if (msl != NULL && msl == msl_end && !msl->external) {
+		/* DPDK's own pages: no page walk, whatever the size */
+		mem->kind = DPDAT_MEM_KIND_DPDK;
+		return dpdk_range_check(msl, mem->addr, end, &mem->iova);
 	}
 	if (!range_is_mapped(mem->addr, mem->len))
 		return -EINVAL;
-	if (msl == NULL && msl_end == NULL &&
-	    mem->addr == mem->reg_addr && mem->len == mem->reg_len) {
-		mem->ext = extmem_get(mem->addr, mem->len);
-		if (mem->ext != NULL) {
-			mem->kind = DPDAT_MEM_KIND_EXTMEM;
-			if (rte_eal_iova_mode() == RTE_IOVA_VA)
-				mem->iova = mem->addr;
-			return 0;
-		}
+	/* inside pages we registered: share that registration; unknown,
+	 * page-aligned pages: register them */
+	mem->ext = extmem_get(mem->addr, mem->len,
+			      msl == NULL && msl_end == NULL &&
+			      mem->addr == mem->reg_addr &&
+			      mem->len == mem->reg_len);
+	if (mem->ext != NULL || (msl != NULL && msl == msl_end)) {
+		/* ours, or external memory the application registered */
+		mem->kind = DPDAT_MEM_KIND_EXTMEM;
+		if (rte_eal_iova_mode() == RTE_IOVA_VA)
+			mem->iova = mem->addr;
+		return 0;
 	}
 	mem->kind = DPDAT_MEM_KIND_COPY;
 	return 0;

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# Install, build, run every test suite; then build a second tree with
+# AddressSanitizer and UndefinedBehaviorSanitizer and run the unit suites
+# there. Exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+devtools/setup.sh || exit 1
+
+status=0
+run_suites() {	# dir, meson test arguments...
+	local dir=$1; shift
+	echo "== meson test -C $dir $*"
+	if ! meson test -C "$dir" --print-errorlogs --num-processes 1 "$@"; then
+		status=1
+	fi
+	# the CUnit summaries of every test that ran
+	grep -hE "^ *(Run Summary|suites|tests|asserts) " "$dir/meson-logs/testlog.txt" || true
+}
+
+devtools/build.sh build || exit 1
+run_suites build
+
+devtools/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || exit 1
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suites build-asan --suite unit
+
+if [ $status -eq 0 ]; then
+	echo "test.sh: all suites passed"
+else
+	echo "test.sh: FAILURES (see above)"
+fi
+exit $status

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* Contexts and the access check: generations, exhaustion, every refusal
+ * reason, and lookups racing with creation and destruction. */
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_memory.h>
+
+#include "test_mr.h"
+
+#define ALL DPDAT_MEM_PRIV_ALL
+#define LR DPDAT_MEM_PRIV_LOCAL_READ
+#define RR DPDAT_MEM_PRIV_REMOTE_READ
+#define RW DPDAT_MEM_PRIV_REMOTE_WRITE
+
+static void
+test_context_layout(void)
+{
+	char buf[64];
+	struct dpdat_lmr *a, *b;
+	uint32_t ca, cb;
+
+	CU_ASSERT_FATAL(fixture_setup(0) == 0);
+	a = lmr_virtual(fx.pz1, buf, sizeof(buf), LR);
+	b = lmr_virtual(fx.pz1, buf, sizeof(buf), LR);
+	CU_ASSERT_FATAL(a && b);
+	ca = lmr_ctx(a);
+	cb = lmr_ctx(b);
+	/* 24-bit index above an 8-bit generation; index 0 is never used */
+	CU_ASSERT_NOT_EQUAL(ca >> 8, 0);
+	CU_ASSERT_NOT_EQUAL(ca >> 8, cb >> 8);
+	CU_ASSERT_NOT_EQUAL(ca & 0xff, 0);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(a), 0);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(b), 0);
+	fixture_teardown();
+}
+
+/* A freed context never resolves again: with two slots, every generation of
+ * each is handed out once, then the slots retire and creation reports
+ * exhaustion instead of reusing a context. */
+static void
+test_generations_never_reused(void)
+{
+	const unsigned int max = 2 * 255;
+	uint32_t *seen = calloc(max + 10, sizeof(*seen));
+	struct dpdat_lmr *lmr;
+	unsigned int n = 0, k, j;
+	char buf[64];
+
+	CU_ASSERT_FATAL(seen != NULL);
+	CU_ASSERT_FATAL(fixture_setup(2) == 0);
+	for (k = 0; k < max + 10; k++) {
+		lmr = lmr_virtual(fx.pz1, buf, sizeof(buf), LR | RR);
+		if (lmr == NULL) {
+			CU_ASSERT_EQUAL(rte_errno, ENOSPC);
+			break;
+		}
+		seen[n++] = lmr_ctx(lmr);
+		CU_ASSERT_EQUAL(dpdat_lmr_free(lmr), 0);
+	}
+	CU_ASSERT_EQUAL(n, max);
+	for (k = 0; k < n; k++) {
+		CU_ASSERT_NOT_EQUAL(dpdat_mr_access_check(fx.dom, seen[k],
+			(uintptr_t)buf, 1, RR, fx.pz1_id, NULL),
+			DPDAT_MR_CHECK_OK);
+		for (j = k + 1; j < n && seen[j] != seen[k]; j++)
+			;
+		CU_ASSERT_EQUAL(j, n);	/* all distinct */
+	}
+	free(seen);
+	fixture_teardown();
+}
+
+static void
+test_exhaustion(void)
+{
+	struct dpdat_lmr *l[4];
+	struct dpdat_rmr *rmr;
+	struct dpdat_lmr_triplet seg;
+	char buf[64];
+	uint32_t win = 0, win2 = 0;
+	unsigned int k;
+
+	CU_ASSERT_FATAL(fixture_setup(4) == 0);
+	for (k = 0; k < 4; k++) {
+		l[k] = lmr_virtual(fx.pz1, buf, sizeof(buf), ALL);
+		CU_ASSERT_FATAL(l[k] != NULL);
+	}
+	CU_ASSERT_PTR_NULL(lmr_virtual(fx.pz1, buf, sizeof(buf), ALL));
+	CU_ASSERT_EQUAL(rte_errno, ENOSPC);
+	CU_ASSERT_EQUAL(dpdat_mr_domain_count(fx.dom), 4);
+	/* a bind needs a context too; a refused bind keeps the old one */
+	rmr = dpdat_rmr_create(fx.pz1);
+	seg = (struct dpdat_lmr_triplet){ lmr_ctx(l[0]), 0, (uintptr_t)buf, 8 };
+	CU_ASSERT_EQUAL(dpdat_rmr_bind(rmr, &seg, RW, &win), -ENOSPC);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(l[3]), 0);
+	CU_ASSERT_EQUAL(dpdat_rmr_bind(rmr, &seg, RW, &win), 0);
+	CU_ASSERT_EQUAL(dpdat_rmr_bind(rmr, &seg, RR, &win2), -ENOSPC);
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, win, (uintptr_t)buf, 8,
+		RW, fx.pz1_id, NULL), DPDAT_MR_CHECK_OK);
+	CU_ASSERT_EQUAL(dpdat_rmr_free(rmr), 0);
+	for (k = 0; k < 3; k++)
+		CU_ASSERT_EQUAL(dpdat_lmr_free(l[k]), 0);
+	fixture_teardown();
+}
+
+static void
+test_access_check(void)
+{
+	char buf[4096];
+	const uint64_t b = (uintptr_t)buf, n = sizeof(buf);
+	struct dpdat_lmr *rw, *ro, *loc;
+	struct dpdat_mr_xlat x;
+	uint32_t crw, cro, cloc;
+	struct {
+		const char *what;
+		uint32_t *ctx;
+		uint64_t addr, len;
+		uint32_t access;
+		int other_pz;
+		enum dpdat_mr_check want;
+	} cases[] = {
+		{ "whole region", &crw, b, n, RW, 0, DPDAT_MR_CHECK_OK },
+		{ "last byte", &crw, b + n - 1, 1, RR | RW, 0, DPDAT_MR_CHECK_OK },
+		{ "zero length at end", &crw, b + n, 0, RW, 0, DPDAT_MR_CHECK_OK },
+		{ "one byte long", &crw, b, n + 1, RW, 0, DPDAT_MR_CHECK_BOUNDS },
+		{ "one byte early", &crw, b - 1, 1, RW, 0, DPDAT_MR_CHECK_BOUNDS },
+		{ "zero length past end", &crw, b + n + 1, 0, RW, 0,
+		  DPDAT_MR_CHECK_BOUNDS },
+		{ "address + length wraps", &crw, b + 8, UINT64_MAX - 4, RW, 0,
+		  DPDAT_MR_CHECK_BOUNDS },
+		{ "huge length", &crw, b, UINT64_MAX, RW, 0,
+		  DPDAT_MR_CHECK_BOUNDS },
+		{ "top of address space", &crw, UINT64_MAX, 1, RW, 0,
+		  DPDAT_MR_CHECK_BOUNDS },
+		{ "write to read-only", &cro, b, 8, RW, 0,
+		  DPDAT_MR_CHECK_PRIVILEGE },
+		{ "read from read-only", &cro, b, 8, RR, 0, DPDAT_MR_CHECK_OK },
+		{ "remote read, local-only", &cloc, b, 8, RR, 0,
+		  DPDAT_MR_CHECK_PRIVILEGE },
+		{ "local read, local-only", &cloc, b, 8, LR, 0,
+		  DPDAT_MR_CHECK_OK },
+		{ "no access bits", &crw, b, 8, 0, 0, DPDAT_MR_CHECK_PRIVILEGE },
+		{ "other protection zone", &crw, b, 8, RW, 1, DPDAT_MR_CHECK_PZ },
+	};
+	unsigned int k;
+
+	CU_ASSERT_FATAL(fixture_setup(0) == 0);
+	rw = lmr_virtual(fx.pz1, buf, n, ALL);
+	ro = lmr_virtual(fx.pz1, buf, n, LR | RR);
+	loc = lmr_virtual(fx.pz1, buf, n, LR);
+	CU_ASSERT_FATAL(rw && ro && loc);
+	crw = lmr_ctx(rw);
+	cro = lmr_ctx(ro);
+	cloc = lmr_ctx(loc);
+	for (k = 0; k < RTE_DIM(cases); k++) {
+		enum dpdat_mr_check r = dpdat_mr_access_check(fx.dom,
+			*cases[k].ctx, cases[k].addr, cases[k].len,
+			cases[k].access,
+			cases[k].other_pz ? fx.pz2_id : fx.pz1_id, NULL);
+		if (r != cases[k].want)
+			printf("\n    %s: got '%s', want '%s'", cases[k].what,
+			       dpdat_mr_check_str(r),
+			       dpdat_mr_check_str(cases[k].want));
+		CU_ASSERT_EQUAL(r, cases[k].want);
+	}
+	/* keys that never existed */
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, 0, b, 1, RR, fx.pz1_id,
+		NULL), DPDAT_MR_CHECK_UNKNOWN_KEY);
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, 0xff, b, 1, RR,
+		fx.pz1_id, NULL), DPDAT_MR_CHECK_UNKNOWN_KEY);
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, 0xffffff01, b, 1, RR,
+		fx.pz1_id, NULL), DPDAT_MR_CHECK_UNKNOWN_KEY);
+	/* the right index with another generation */
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, crw + 1, b, 1, RR,
+		fx.pz1_id, NULL), DPDAT_MR_CHECK_STALE_KEY);
+	/* translation */
+	memset(&x, 0, sizeof(x));
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, crw, b + 100, 8, RR,
+		fx.pz1_id, &x), DPDAT_MR_CHECK_OK);
+	CU_ASSERT_PTR_EQUAL(x.addr, buf + 100);
+	CU_ASSERT_EQUAL(x.kind, DPDAT_MEM_KIND_COPY);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(rw), 0);
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, crw, b, 1, RR, fx.pz1_id,
+		NULL), DPDAT_MR_CHECK_STALE_KEY);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(ro), 0);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(loc), 0);
+	CU_ASSERT_STRING_EQUAL(dpdat_mr_check_str(DPDAT_MR_CHECK_PZ),
+			       "protection zone mismatch");
+	fixture_teardown();
+}
+
+static void
+test_access_dpdk_iova(void)
+{
+	const size_t len = 64 << 10;
+	char *buf = dpdat_mem_alloc(len, 4096, -1);
+	struct dpdat_lmr_info i;
+	struct dpdat_mr_xlat x;
+	struct dpdat_lmr *lmr;
+
+	CU_ASSERT_FATAL(buf != NULL);
+	CU_ASSERT_FATAL(fixture_setup(0) == 0);
+	lmr = lmr_virtual(fx.pz1, buf, len, ALL);
+	CU_ASSERT_FATAL(lmr != NULL);
+	dpdat_lmr_query(lmr, &i);
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, i.rmr_context,
+		(uintptr_t)buf + 4000, 100, RW, fx.pz1_id, &x),
+		DPDAT_MR_CHECK_OK);
+	CU_ASSERT_EQUAL(x.kind, DPDAT_MEM_KIND_DPDK);
+	if (x.iova != UINT64_MAX)
+		CU_ASSERT_EQUAL(x.iova, rte_mem_virt2iova(buf + 4000));
+	CU_ASSERT_EQUAL(dpdat_lmr_free(lmr), 0);
+	fixture_teardown();
+	dpdat_mem_free(buf);
+}
+
+/* Lookups on one thread while another creates and frees: a context is put
+ * in a dead list only after its free returned, and the reader must never
+ * see a dead context resolve. Bounded in time. */
+#define RACE_SLOTS 64
+static struct {
+	uint32_t live[RACE_SLOTS];
+	uint32_t dead[RACE_SLOTS];
+	uint64_t addr;
+	int stop;
+	unsigned long lookups, ok_hits, stale_hits;
+} race;
+
+static void *
+race_reader(void *arg)
+{
+	unsigned int k = 0;
+	uint32_t ctx;
+
+	(void)arg;
+	while (!__atomic_load_n(&race.stop, __ATOMIC_ACQUIRE)) {
+		k = (k + 1) % RACE_SLOTS;
+		ctx = __atomic_load_n(&race.dead[k], __ATOMIC_ACQUIRE);
+		if (ctx != 0 && dpdat_mr_access_check(fx.dom, ctx, race.addr,
+				8, RR, fx.pz1_id, NULL) == DPDAT_MR_CHECK_OK)
+			race.stale_hits++;
+		ctx = __atomic_load_n(&race.live[k], __ATOMIC_ACQUIRE);
+		if (ctx != 0 && dpdat_mr_access_check(fx.dom, ctx, race.addr,
+				8, RR, fx.pz1_id, NULL) == DPDAT_MR_CHECK_OK)
+			race.ok_hits++;
+		race.lookups += 2;
+	}
+	return NULL;
+}
+
+static void
+test_concurrent_lookup(void)
+{
+	struct dpdat_lmr *held[RACE_SLOTS] = { NULL };
+	static char buf[4096];
+	struct timespec t0, t;
+	unsigned long ops = 0;
+	pthread_t th;
+	unsigned int k;
+
+	CU_ASSERT_FATAL(fixture_setup(0) == 0);
+	memset(&race, 0, sizeof(race));
+	race.addr = (uintptr_t)buf;
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, race_reader, NULL) == 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		k = ops % RACE_SLOTS;
+		if (held[k] != NULL) {
+			uint32_t c = lmr_ctx(held[k]);
+
+			__atomic_store_n(&race.live[k], 0, __ATOMIC_RELEASE);
+			CU_ASSERT_EQUAL(dpdat_lmr_free(held[k]), 0);
+			__atomic_store_n(&race.dead[k], c, __ATOMIC_RELEASE);
+		}
+		held[k] = lmr_virtual(fx.pz1, buf, sizeof(buf), LR | RR);
+		CU_ASSERT_FATAL(held[k] != NULL);
+		__atomic_store_n(&race.live[k], lmr_ctx(held[k]),
+				 __ATOMIC_RELEASE);
+		ops++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000000000L +
+		 (t.tv_nsec - t0.tv_nsec) < 1500000000L);
+	__atomic_store_n(&race.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	printf("\n    %lu create/free, %lu lookups, %lu live hits, "
+	       "%lu stale hits ", ops, race.lookups, race.ok_hits,
+	       race.stale_hits);
+	CU_ASSERT_EQUAL(race.stale_hits, 0);
+	CU_ASSERT(race.lookups > 0);
+	CU_ASSERT(ops > RACE_SLOTS);
+	for (k = 0; k < RACE_SLOTS; k++)
+		if (held[k] != NULL)
+			CU_ASSERT_EQUAL(dpdat_lmr_free(held[k]), 0);
+	fixture_teardown();
+}
+
+static int
+count_cb(uint32_t ctx, struct dpdat_lmr *lmr, struct dpdat_rmr *rmr,
+	 void *arg)
+{
+	unsigned int *n = arg;
+
+	n[lmr != NULL ? 0 : 1]++;
+	return ctx == 0;	/* never 0: the walk must go on */
+}
+
+static void
+test_walk(void)
+{
+	char buf[128];
+	struct dpdat_lmr *a, *b;
+	struct dpdat_rmr *r;
+	struct dpdat_lmr_triplet seg;
+	unsigned int n[2] = { 0, 0 };
+
+	CU_ASSERT_FATAL(fixture_setup(0) == 0);
+	a = lmr_virtual(fx.pz1, buf, sizeof(buf), ALL);
+	b = lmr_virtual(fx.pz1, buf, 64, LR);
+	r = dpdat_rmr_create(fx.pz1);
+	seg = (struct dpdat_lmr_triplet){ lmr_ctx(a), 0, (uintptr_t)buf, 64 };
+	CU_ASSERT_EQUAL(dpdat_rmr_bind(r, &seg, RR, NULL), 0);
+	CU_ASSERT_EQUAL(dpdat_mr_domain_walk(fx.dom, count_cb, n), 0);
+	CU_ASSERT_EQUAL(n[0], 2);
+	CU_ASSERT_EQUAL(n[1], 1);
+	CU_ASSERT_EQUAL(dpdat_mr_domain_count(fx.dom), 3);
+	CU_ASSERT_EQUAL(dpdat_mr_domain_walk(fx.dom, NULL, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_rmr_free(r), 0);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(a), 0);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(b), 0);
+	fixture_teardown();
+}
+
+CU_TestInfo mr_table_tests[] = {
+	{ "context layout", test_context_layout },
+	{ "freed contexts never resolve again", test_generations_never_reused },
+	{ "table exhaustion", test_exhaustion },
+	{ "access check: every reason", test_access_check },
+	{ "access check: DPDK memory IOVA", test_access_dpdk_iova },
+	{ "lookups racing create/free", test_concurrent_lookup },
+	{ "walk", test_walk },
+	CU_TEST_INFO_NULL,
+};
