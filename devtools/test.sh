@@ -17,7 +17,7 @@ run_suites() {	# dir, meson test arguments...
 		status=1
 	fi
 	# the CUnit summaries of every test that ran
-	grep -hE "^ *(Run Summary|suites|tests|asserts) " "$dir/meson-logs/testlog.txt" || true
+	grep -hE "^ *(Run Summary:|suites |tests |asserts )" "$dir/meson-logs/testlog.txt" || true
 }
 
 devtools/build.sh build || exit 1
