@@ -44,14 +44,19 @@ struct dpdat_eal_conf {
 	const char *program;
 	/** --file-prefix; default "dpdat-<pid>" (unique per process). */
 	const char *file_prefix;
-	/** Hugepage policy; DPDAT_HUGE_AUTO by default. Environment
-	 *  DPDAT_HUGE=auto|never|always overrides it. */
+	/** Hugepage policy; DPDAT_HUGE_AUTO by default. Hugepages count as
+	 *  available when a writable hugetlbfs is mounted and at least mem_mb
+	 *  MiB of them are free. Environment DPDAT_HUGE=auto|never|always (or
+	 *  0/1 for never/always) overrides it. */
 	enum dpdat_huge_policy huge;
-	/** Memory to reserve in MiB (-m); default 256. Environment DPDAT_MEM_MB
-	 *  overrides it. */
+	/** Memory wanted in MiB; default 256. In no-huge mode it is the size of
+	 *  the anonymous area (-m); in hugepage mode it is the free hugepage
+	 *  memory required to choose that mode (memory then grows on demand).
+	 *  Environment DPDAT_MEM_MB overrides it. */
 	unsigned int mem_mb;
-	/** Devices: "vdev:<args>" adds --vdev, anything else is a PCI address
-	 *  added with -a. Without any PCI address --no-pci is passed. */
+	/** Devices (at most 16): "vdev:<args>" adds --vdev, anything else is a
+	 *  PCI address added with -a. Without any PCI address --no-pci is
+	 *  passed. */
 	const char *const *devices;
 	unsigned int n_devices;
 	/** Core list (-l); default "0" (dpdat's engines bring their own threads). */
@@ -64,24 +69,30 @@ struct dpdat_eal_conf {
 };
 
 /**
- * Initialise the DPDK EAL for dpdat: a unique --file-prefix, --in-memory,
- * --no-pci unless PCI devices are named, hugepages when available (else
- * --no-huge), and a log line saying which memory mode was chosen.
+ * Initialise the DPDK EAL for dpdat: a unique --file-prefix, --no-pci unless
+ * PCI devices are named, hugepages when available (with --in-memory, so no
+ * hugepage files outlive the process) else --no-huge (with --no-shconf), and
+ * a log line saying which memory mode was chosen and why. The EAL can be
+ * brought up once per process: after any call that reached rte_eal_init(),
+ * successful or not, and after dpdat_eal_cleanup(), this returns -EALREADY.
  *
  * @param conf
  *   Parameters, or NULL for defaults.
  * @return
- *   0; -EALREADY if dpdat already initialised or attached the EAL; -EINVAL
- *   (bad parameter or environment value); -ENOMEM (DPDAT_HUGE_ALWAYS without
- *   enough free hugepages); or the EAL's own negative error.
+ *   0; -EALREADY (see above, or the EAL is already up); -EINVAL (bad
+ *   parameter or environment value, more than 16 devices); -ENOMEM
+ *   (DPDAT_HUGE_ALWAYS without enough free hugepages, or too many arguments);
+ *   or the EAL's own negative error.
  */
 int
 dpdat_eal_init(const struct dpdat_eal_conf *conf);
 
 /**
- * Use an EAL that the application initialised itself.
+ * Use an EAL that the application initialised itself. Returns 0 without
+ * doing anything when dpdat brought the EAL up.
  *
- * @return 0, or -ENODEV if the EAL is not initialised.
+ * @return 0, or -ENODEV if the EAL is not initialised, or after a failed
+ *   dpdat_eal_init() or a dpdat_eal_cleanup().
  */
 int
 dpdat_eal_attach(void);
