@@ -105,7 +105,9 @@ struct dpdat_rmr;
 
 /** Configuration of a registration domain (one per device / IA). */
 struct dpdat_mr_domain_conf {
-	/** Largest number of live contexts; 0 means DPDAT_MR_MAX_CONTEXTS. */
+	/** Number of table slots (largest context index); 0 means
+	 *  DPDAT_MR_MAX_CONTEXTS. A slot retires after 255 generations, so a
+	 *  domain issues at most 255 x max_contexts contexts in its life. */
 	uint32_t max_contexts;
 	/** Name used in logs; may be NULL. */
 	const char *name;
@@ -166,7 +168,7 @@ struct dpdat_mr_xlat {
 
 /**
  * Create a registration domain: the context table that LMRs and RMRs live in.
- * Requires the EAL to be initialised (dpdat_eal_init() or dpdat_eal_attach()).
+ * Requires an initialised EAL (dpdat_eal_init(), or the application's own).
  *
  * @param conf
  *   Configuration, or NULL for defaults.
@@ -185,7 +187,8 @@ dpdat_mr_domain_create(const struct dpdat_mr_domain_conf *conf);
 int
 dpdat_mr_domain_free(struct dpdat_mr_domain *dom);
 
-/** Number of live contexts (LMRs and bound RMRs) in the domain. */
+/** Number of live contexts (LMRs and bound RMRs) in the domain; 0 for an
+ *  invalid handle. */
 uint32_t
 dpdat_mr_domain_count(const struct dpdat_mr_domain *dom);
 
@@ -382,11 +385,13 @@ dpdat_mem_free(void *ptr);
 
 /**
  * Walk the live LMRs and bound RMRs of a domain in context order (for tools).
+ * The domain lock is held during the walk: the callback may query objects but
+ * must not create, bind or free anything in the same domain.
  *
  * @param cb
  *   Called with each context and either its LMR or its RMR (the other NULL);
  *   a non-zero return stops the walk and is returned.
- * @return 0, -EBADF, or the callback's value.
+ * @return 0, -EBADF, -EINVAL (cb is NULL), or the callback's value.
  */
 int
 dpdat_mr_domain_walk(struct dpdat_mr_domain *dom,
