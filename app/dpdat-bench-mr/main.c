@@ -25,6 +25,8 @@
 
 #define MAX_SIZES 16
 
+static unsigned int bench_errors;	/* any failed run: exit status 1 */
+
 struct opts {
 	uint64_t sizes[MAX_SIZES];
 	unsigned int n_sizes;
@@ -214,10 +216,13 @@ bench_registration(struct dpdat_pz *pz, const struct opts *o,
 			fprintf(stderr, "  dpdat_mem_alloc(%" PRIu64 "): %s "
 				"(raise DPDAT_MEM_MB or hugepages)\n",
 				o->sizes[k], rte_strerror(rte_errno));
+			bench_errors++;
 		} else {
 			ret = time_reg(pz, buf, o->sizes[k], o->iters, h);
-			if (ret < 0)
+			if (ret < 0) {
 				fprintf(stderr, "  dpdk: %s\n", strerror(-ret));
+				bench_errors++;
+			}
 			dpdat_mem_free(buf);
 		}
 		buf = mmap(NULL, o->sizes[k], PROT_READ | PROT_WRITE,
@@ -225,8 +230,10 @@ bench_registration(struct dpdat_pz *pz, const struct opts *o,
 		if (buf != MAP_FAILED) {
 			ret = time_reg(pz, buf, o->sizes[k],
 				       iters_for(o->sizes[k], o->iters, 1), p);
-			if (ret < 0)
+			if (ret < 0) {
 				fprintf(stderr, "  mmap: %s\n", strerror(-ret));
+				bench_errors++;
+			}
 			munmap(buf, o->sizes[k]);
 		}
 	}
@@ -378,9 +385,11 @@ main(int argc, char **argv)
 	for (k = 0; k < o.n_live; k++) {
 		fprintf(stderr, "lookups with %u live regions\n", o.live[k]);
 		ret = bench_lookup(dom, pz, o.live[k], o.seconds, &lr[k]);
-		if (ret < 0)
+		if (ret < 0) {
 			fprintf(stderr, "  lookup run failed: %s\n",
 				strerror(-ret));
+			bench_errors++;
+		}
 	}
 	if (o.json != NULL && (json = fopen(o.json, "w")) == NULL)
 		fprintf(stderr, "%s: %s\n", o.json, strerror(errno));
@@ -390,5 +399,8 @@ main(int argc, char **argv)
 	dpdat_pz_free(pz);
 	dpdat_mr_domain_free(dom);
 	dpdat_eal_cleanup();
-	return 0;
+	if (bench_errors)
+		fprintf(stderr, "dpdat-bench-mr: %u run(s) failed\n",
+			bench_errors);
+	return bench_errors ? 1 : 0;
 }
