@@ -80,9 +80,9 @@ struct dpdat_eal_conf {
  *   Parameters, or NULL for defaults.
  * @return
  *   0; -EALREADY (see above, or the EAL is already up); -EINVAL (bad
- *   parameter or environment value, more than 16 devices); -ENOMEM
- *   (DPDAT_HUGE_ALWAYS without enough free hugepages, or too many arguments);
- *   or the EAL's own negative error.
+ *   parameter or environment value, more than 16 devices, more than 63 EAL
+ *   arguments in all); -ENOMEM (DPDAT_HUGE_ALWAYS without enough free
+ *   hugepages, or out of memory); or the EAL's own negative error.
  */
 int
 dpdat_eal_init(const struct dpdat_eal_conf *conf);

@@ -52,6 +52,10 @@ extern "C" {
 /** Largest number of contexts a domain can hold (24-bit index, 0 reserved). */
 #define DPDAT_MR_MAX_CONTEXTS ((1u << 24) - 1)
 
+/** Data-path reader threads per domain: default and largest. */
+#define DPDAT_MR_DEFAULT_READERS 64
+#define DPDAT_MR_MAX_READERS 1024
+
 /** Memory types accepted by dpdat_lmr_create(). */
 enum dpdat_mem_type {
 	DPDAT_MEM_TYPE_VIRTUAL = 0,	/**< a contiguous user virtual range */
@@ -111,6 +115,9 @@ struct dpdat_mr_domain_conf {
 	uint32_t max_contexts;
 	/** Name used in logs; may be NULL. */
 	const char *name;
+	/** Largest number of registered data-path readers (see
+	 *  dpdat_mr_reader_register()); 0 means DPDAT_MR_DEFAULT_READERS. */
+	uint32_t max_readers;
 };
 
 /** Result of dpdat_pz_query(). */
@@ -173,8 +180,8 @@ struct dpdat_mr_xlat {
  * @param conf
  *   Configuration, or NULL for defaults.
  * @return
- *   The domain, or NULL with rte_errno set: EINVAL (max_contexts too large),
- *   ENOMEM, ENODEV (EAL not initialised).
+ *   The domain, or NULL with rte_errno set: EINVAL (max_contexts or
+ *   max_readers too large), ENOMEM, ENODEV (EAL not initialised).
  */
 struct dpdat_mr_domain *
 dpdat_mr_domain_create(const struct dpdat_mr_domain_conf *conf);
@@ -182,7 +189,8 @@ dpdat_mr_domain_create(const struct dpdat_mr_domain_conf *conf);
 /**
  * Free a domain with no protection zones left.
  *
- * @return 0, -EBADF (not a domain), -EBUSY (protection zones remain).
+ * @return 0, -EBADF (not a domain), -EBUSY (protection zones or registered
+ *   readers remain).
  */
 int
 dpdat_mr_domain_free(struct dpdat_mr_domain *dom);
@@ -195,7 +203,8 @@ dpdat_mr_domain_count(const struct dpdat_mr_domain *dom);
 /**
  * Create a protection zone.
  *
- * @return The PZ, or NULL with rte_errno: EBADF, ENOMEM.
+ * @return The PZ, or NULL with rte_errno: EBADF, ENOMEM, ENOSPC (2^32 - 1
+ *   protection zones were created in this domain: ids are never reused).
  */
 struct dpdat_pz *
 dpdat_pz_create(struct dpdat_mr_domain *dom);
@@ -252,7 +261,11 @@ int
 dpdat_lmr_query(const struct dpdat_lmr *lmr, struct dpdat_lmr_info *info);
 
 /**
- * Free an LMR: its contexts stop resolving before this returns.
+ * Free an LMR. Its context stops resolving at once, and the call returns only
+ * after every registered reader passed a quiescent state, so no access checked
+ * through the context is still touching the memory (see
+ * dpdat_mr_reader_register()). The calling thread must not be an online
+ * reader of the domain.
  *
  * @return 0, -EBADF (not an LMR), -EBUSY (RMRs are bound to it).
  */
@@ -291,7 +304,9 @@ dpdat_rmr_create(struct dpdat_pz *pz);
 /**
  * Bind an RMR to a range of an LMR, at table level. Every successful bind of
  * a non-empty range returns a fresh context and kills the previous one;
- * segment_length 0 unbinds (the context out is then 0).
+ * segment_length 0 unbinds (the context out is then 0). When a previous
+ * binding dies, the call waits for the registered readers as dpdat_lmr_free()
+ * does.
  *
  * @param rmr
  *   The RMR.
@@ -320,7 +335,7 @@ int
 dpdat_rmr_query(const struct dpdat_rmr *rmr, struct dpdat_rmr_info *info);
 
 /**
- * Free an RMR, unbinding it first.
+ * Free an RMR, unbinding it first (waiting for readers as dpdat_lmr_free()).
  *
  * @return 0, -EBADF (not an RMR).
  */
@@ -330,7 +345,10 @@ dpdat_rmr_free(struct dpdat_rmr *rmr);
 /**
  * The access check of the data path: may @p len bytes at @p addr be accessed
  * with @p access through context @p ctx by a queue pair of protection zone
- * @p pz? Wait-free; safe against concurrent creation and destruction.
+ * @p pz? Wait-free; safe against concurrent creation and destruction. The
+ * translation stays usable until the calling thread's next quiescent state
+ * when the thread is a registered, online reader (dpdat_mr_reader_register());
+ * an unregistered caller has no such guarantee against a concurrent free.
  *
  * @param dom
  *   The domain.
@@ -354,6 +372,44 @@ enum dpdat_mr_check
 dpdat_mr_access_check(const struct dpdat_mr_domain *dom, uint32_t ctx,
 		      uint64_t addr, uint64_t len, uint32_t access,
 		      uint32_t pz_id, struct dpdat_mr_xlat *xlat);
+
+/**
+ * Register the calling thread as a data-path reader of the domain: a thread
+ * that runs dpdat_mr_access_check() and then touches the memory. Frees and
+ * re-binds wait until every online reader has reported a quiescent state, so
+ * memory is never released under an access in progress. A reader starts
+ * offline; it goes online before its first check and reports quiescence
+ * between bursts (DPDK's QSBR RCU underneath).
+ *
+ * @param[out] reader_id
+ *   The id to pass to the other reader calls.
+ * @return 0, -EBADF, -EINVAL (reader_id NULL), -ENOSPC (max_readers reached).
+ */
+int
+dpdat_mr_reader_register(struct dpdat_mr_domain *dom, unsigned int *reader_id);
+
+/**
+ * Unregister a reader (it goes offline first).
+ *
+ * @return 0, -EBADF, -EINVAL (not a registered id).
+ */
+int
+dpdat_mr_reader_unregister(struct dpdat_mr_domain *dom,
+			   unsigned int reader_id);
+
+/** The reader starts checking contexts and touching memory. */
+void
+dpdat_mr_reader_online(struct dpdat_mr_domain *dom, unsigned int reader_id);
+
+/** The reader holds no translation any more and will not until online. */
+void
+dpdat_mr_reader_offline(struct dpdat_mr_domain *dom, unsigned int reader_id);
+
+/** The reader holds no translation obtained before this call (cheap: one
+ *  store; call once per burst on the data path). */
+void
+dpdat_mr_reader_quiescent(struct dpdat_mr_domain *dom,
+			  unsigned int reader_id);
 
 /** Printable name of an access-check result. */
 const char *

@@ -171,7 +171,7 @@ add_arg(char **argv, int *argc, const char *fmt, const char *val)
 	char buf[PATH_MAX];
 
 	if (*argc >= EAL_MAX_ARGS - 1)
-		return -E2BIG;
+		return -EINVAL;	/* too many arguments */
 	snprintf(buf, sizeof(buf), fmt, val);
 	argv[*argc] = strdup(buf);
 	if (argv[*argc] == NULL)
@@ -188,39 +188,41 @@ build_args(const struct dpdat_eal_conf *c, enum dpdat_mem_mode mode,
 	int pci = 0, ret = 0;
 	unsigned int i;
 
+	/* ret keeps the first error: later add_arg() calls return it too */
+#define ADD(...) (ret = ret < 0 ? ret : add_arg(argv, argc, __VA_ARGS__))
+
 	snprintf(prefix, sizeof(prefix), "dpdat-%d", (int)getpid());
-	ret |= add_arg(argv, argc, "%s", c->program ? c->program : "dpdat");
-	ret |= add_arg(argv, argc, "-l%s", c->lcores ? c->lcores : "0");
-	ret |= add_arg(argv, argc, "--file-prefix=%s",
-		       c->file_prefix ? c->file_prefix : prefix);
+	ADD("%s", c->program ? c->program : "dpdat");
+	ADD("-l%s", c->lcores ? c->lcores : "0");
+	ADD("--file-prefix=%s", c->file_prefix ? c->file_prefix : prefix);
 	/* no runtime or hugepage files to leak if the process dies;
 	 * --no-huge implies legacy memory, which refuses --in-memory */
 	if (mode == DPDAT_MEM_MODE_NOHUGE) {
 		snprintf(num, sizeof(num), "%u", mb);
-		ret |= add_arg(argv, argc, "%s", "--no-huge");
-		ret |= add_arg(argv, argc, "%s", "--no-shconf");
-		ret |= add_arg(argv, argc, "-m%s", num);
+		ADD("%s", "--no-huge");
+		ADD("%s", "--no-shconf");
+		ADD("-m%s", num);
 	} else {
-		ret |= add_arg(argv, argc, "%s", "--in-memory");
+		ADD("%s", "--in-memory");
 	}
 	for (i = 0; i < c->n_devices; i++) {
 		if (strncmp(c->devices[i], "vdev:", 5) == 0) {
-			ret |= add_arg(argv, argc, "--vdev=%s",
-				       c->devices[i] + 5);
+			ADD("--vdev=%s", c->devices[i] + 5);
 		} else {
-			ret |= add_arg(argv, argc, "-a%s", c->devices[i]);
+			ADD("-a%s", c->devices[i]);
 			pci = 1;
 		}
 	}
 	if (!pci)
-		ret |= add_arg(argv, argc, "%s", "--no-pci");
+		ADD("%s", "--no-pci");
 	if (c->log_level != 0) {
 		snprintf(num, sizeof(num), "%u", c->log_level);
-		ret |= add_arg(argv, argc, "--log-level=%s", num);
+		ADD("--log-level=%s", num);
 	}
 	for (i = 0; i < c->n_extra_args; i++)
-		ret |= add_arg(argv, argc, "%s", c->extra_args[i]);
-	return ret == 0 ? 0 : -ENOMEM;
+		ADD("%s", c->extra_args[i]);
+	return ret;
+#undef ADD
 }
 
 int

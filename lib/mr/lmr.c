@@ -22,9 +22,10 @@ check_range(const void *addr, size_t len)
 }
 
 static struct mr_mem *
-mem_new(uint64_t addr, uint64_t len)
+mem_new(uint64_t addr, uint64_t len, unsigned int need)
 {
 	struct mr_mem *mem = calloc(1, sizeof(*mem));
+	int ret;
 
 	if (mem == NULL) {
 		rte_errno = ENOMEM;
@@ -32,9 +33,10 @@ mem_new(uint64_t addr, uint64_t len)
 	}
 	mem->addr = addr;
 	mem->len = len;
-	if (mr_mem_classify(mem) != 0) {
+	ret = mr_mem_classify(mem, need);
+	if (ret < 0) {
 		free(mem);
-		rte_errno = EINVAL;	/* not mapped */
+		rte_errno = -ret;
 		return NULL;
 	}
 	return mem;
@@ -51,21 +53,59 @@ mem_put(struct dpdat_mr_domain *dom, struct mr_mem *mem)
 	free(mem);
 }
 
+/* Page access the privileges need: the transmit path reads what local or
+ * remote reads may reach, the receive path writes what writes may reach. */
+static unsigned int
+priv_need(uint32_t priv)
+{
+	unsigned int need = 0;
+
+	if (priv & (DPDAT_MEM_PRIV_LOCAL_READ | DPDAT_MEM_PRIV_REMOTE_READ))
+		need |= MR_MAP_READ;
+	if (priv & (DPDAT_MEM_PRIV_LOCAL_WRITE | DPDAT_MEM_PRIV_REMOTE_WRITE))
+		need |= MR_MAP_WRITE;
+	return need;
+}
+
+/* An existing translation reused with new privileges: memory DPDK does not
+ * own must allow them. */
+static int
+mem_reuse_check(const struct mr_mem *mem, unsigned int need)
+{
+	if (mem->kind == DPDAT_MEM_KIND_DPDK || need == 0)
+		return 0;
+	return mr_mem_probe(mem, need);
+}
+
+static struct mr_mem *
+mem_find_cookie(struct dpdat_mr_domain *dom, const uint8_t *cookie)
+{
+	struct mr_mem *mem;
+
+	TAILQ_FOREACH(mem, &dom->shared, next)
+		if (memcmp(mem->cookie, cookie, DPDAT_LMR_COOKIE_LEN) == 0)
+			return mem;
+	return NULL;
+}
+
 /* Find or make the translation for desc; returned with a reference taken.
  * Caller holds dom->lock. */
 static struct mr_mem *
-mem_get(struct dpdat_mr_domain *dom, const struct dpdat_mem_desc *desc)
+mem_get(struct dpdat_mr_domain *dom, const struct dpdat_mem_desc *desc,
+	uint32_t priv)
 {
+	const unsigned int need = priv_need(priv);
 	const struct dpdat_lmr *parent;
 	struct mr_mem *mem;
-	uint64_t a;
+	int ret = 0;
 
 	switch (desc->type) {
 	case DPDAT_MEM_TYPE_VIRTUAL:
 	case DPDAT_MEM_TYPE_SO_VIRTUAL:
 		if (check_range(desc->virt.addr, desc->virt.length) != 0)
 			goto einval;
-		mem = mem_new((uintptr_t)desc->virt.addr, desc->virt.length);
+		mem = mem_new((uintptr_t)desc->virt.addr, desc->virt.length,
+			      need);
 		break;
 	case DPDAT_MEM_TYPE_LMR:
 		parent = desc->lmr;
@@ -76,27 +116,23 @@ mem_get(struct dpdat_mr_domain *dom, const struct dpdat_mem_desc *desc)
 		if (parent->pz->dom != dom)
 			goto einval;
 		mem = parent->mem;
+		ret = mem_reuse_check(mem, need);
 		break;
 	case DPDAT_MEM_TYPE_SHARED_VIRTUAL:
 		if (desc->shared.cookie == NULL ||
 		    check_range(desc->shared.addr, desc->shared.length) != 0)
 			goto einval;
-		a = (uintptr_t)desc->shared.addr;
-		TAILQ_FOREACH(mem, &dom->shared, next)
-			if (memcmp(mem->cookie, desc->shared.cookie,
-				   DPDAT_LMR_COOKIE_LEN) == 0)
-				break;
+		mem = mem_find_cookie(dom, desc->shared.cookie);
 		if (mem != NULL) {
 			/* the cookie names one region: same range or nothing */
-			if (mem->addr != a || mem->len != desc->shared.length)
+			if (mem->addr != (uintptr_t)desc->shared.addr ||
+			    mem->len != desc->shared.length)
 				goto einval;
+			ret = mem_reuse_check(mem, need);
 			break;
 		}
-		if (!mr_range_is_shared(a, desc->shared.length)) {
-			rte_errno = EBADFD;
-			return NULL;
-		}
-		mem = mem_new(a, desc->shared.length);
+		mem = mem_new((uintptr_t)desc->shared.addr,
+			      desc->shared.length, need | MR_MAP_SHARED);
 		if (mem == NULL)
 			return NULL;
 		mem->shared = true;
@@ -105,6 +141,10 @@ mem_get(struct dpdat_mr_domain *dom, const struct dpdat_mem_desc *desc)
 		break;
 	default:
 		rte_errno = ENOTSUP;
+		return NULL;
+	}
+	if (ret < 0) {
+		rte_errno = -ret;
 		return NULL;
 	}
 	if (mem == NULL)
@@ -128,7 +168,10 @@ dpdat_lmr_create(struct dpdat_pz *pz, const struct dpdat_mem_desc *desc,
 		rte_errno = EBADF;
 		return NULL;
 	}
-	if (desc == NULL || (privileges & ~DPDAT_MEM_PRIV_ALL) != 0) {
+	/* remote write needs local write, as on InfiniBand */
+	if (desc == NULL || (privileges & ~DPDAT_MEM_PRIV_ALL) != 0 ||
+	    ((privileges & DPDAT_MEM_PRIV_REMOTE_WRITE) &&
+	     !(privileges & DPDAT_MEM_PRIV_LOCAL_WRITE))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -139,7 +182,7 @@ dpdat_lmr_create(struct dpdat_pz *pz, const struct dpdat_mem_desc *desc,
 	}
 	dom = pz->dom;
 	pthread_mutex_lock(&dom->lock);
-	lmr->mem = mem_get(dom, desc);
+	lmr->mem = mem_get(dom, desc, privileges);
 	if (lmr->mem == NULL)
 		goto err_free;
 	ret = mr_table_alloc(dom, &lmr->ctx);
@@ -206,9 +249,13 @@ dpdat_lmr_free(struct dpdat_lmr *lmr)
 		return -EBUSY;
 	}
 	mr_table_release(dom, lmr->ctx);
+	lmr->magic = MR_MAGIC_DEAD;
+	pthread_mutex_unlock(&dom->lock);
+	/* the context is dead; let accesses checked before finish */
+	mr_domain_sync(dom);
+	pthread_mutex_lock(&dom->lock);
 	lmr->pz->refs--;
 	mem_put(dom, lmr->mem);
-	lmr->magic = MR_MAGIC_DEAD;
 	pthread_mutex_unlock(&dom->lock);
 	free(lmr);
 	return 0;

@@ -105,26 +105,6 @@ extmem_put(struct mr_extmem *x)
 	pthread_mutex_unlock(&extmem_lock);
 }
 
-/* Is every page of [addr, addr + len) mapped? mincore() fails with ENOMEM on
- * the first hole. Only used for memory DPDK does not know. */
-static bool
-range_is_mapped(uint64_t addr, uint64_t len)
-{
-	const uint64_t pg = mr_page_size();
-	const uint64_t step = 4096 * pg;
-	uint64_t a = RTE_ALIGN_FLOOR(addr, pg);
-	uint64_t end = addr + len;
-	unsigned char vec[4096];
-
-	for (; a < end; a += step) {
-		uint64_t n = RTE_MIN(step, RTE_ALIGN_CEIL(end, pg) - a);
-
-		if (mincore((void *)(uintptr_t)a, n, vec) != 0)
-			return false;
-	}
-	return true;
-}
-
 /* [addr, end) lies in DPDK's own memseg list msl: every page must be in use
  * (the list reserves address space with holes). Sets the IOVA of addr when
  * the range is IOVA-contiguous, MR_BAD_IOVA otherwise. Cost: a bitmap scan
@@ -158,15 +138,57 @@ dpdk_range_check(const struct rte_memseg_list *msl, uint64_t addr,
 	return 0;
 }
 
-/* Fill kind, iova and the page-rounded registration of mem->addr/len.
- * Returns -EINVAL when memory unknown to DPDK is not entirely mapped. */
+/* Can the pages of [addr, addr + len) be accessed as need says? Faults them
+ * in as the access would (MADV_POPULATE_READ/WRITE, Linux 5.14+), which is
+ * also what pinning does on RDMA hardware: after this the data path cannot
+ * fault on the range while it stays mapped. O(pages). Falls back to
+ * /proc/self/maps on older kernels. */
+static int
+access_probe(uint64_t addr, uint64_t len, unsigned int need)
+{
+	const uint64_t pg = mr_page_size();
+	const uint64_t a = RTE_ALIGN_FLOOR(addr, pg);
+	const uint64_t n = RTE_ALIGN_CEIL(addr + len, pg) - a;
+	unsigned char vec[4096];
+	uint64_t off, step;
+	int advice;
+
+	if (need & (MR_MAP_READ | MR_MAP_WRITE)) {
+		advice = (need & MR_MAP_WRITE) ? MADV_POPULATE_WRITE :
+						 MADV_POPULATE_READ;
+		if (madvise((void *)(uintptr_t)a, n, advice) == 0)
+			return 0;
+		if (errno != EINVAL)
+			return -EINVAL;	/* ENOMEM: a hole; EFAULT: no access */
+		/* EINVAL: an old kernel, or VM_IO/PFNMAP memory: ask maps */
+		return mr_maps_check(addr, len, need);
+	}
+	/* no access asked: mapped is enough (mincore fails on a hole) */
+	for (off = 0; off < n; off += step) {
+		step = RTE_MIN(n - off, (uint64_t)sizeof(vec) * pg);
+		if (mincore((void *)(uintptr_t)(a + off), step, vec) != 0)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int
-mr_mem_classify(struct mr_mem *mem)
+mr_mem_probe(const struct mr_mem *mem, unsigned int need)
+{
+	return access_probe(mem->addr, mem->len, need);
+}
+
+/* Fill kind, iova and the page-rounded registration of mem->addr/len.
+ * Memory DPDK does not own must be mapped with the access in need
+ * (-EINVAL otherwise) and, for MR_MAP_SHARED, be shared (-EBADFD). */
+int
+mr_mem_classify(struct mr_mem *mem, unsigned int need)
 {
 	const uint64_t pg = mr_page_size();
 	const uint64_t end = mem->addr + mem->len;	/* caller checked wrap */
 	const struct rte_memseg_list *msl, *msl_end;
 	const void *va = (const void *)(uintptr_t)mem->addr;
+	int ret;
 
 	mem->reg_addr = RTE_ALIGN_FLOOR(mem->addr, pg);
 	mem->reg_len = RTE_ALIGN_CEIL(end, pg) - mem->reg_addr;
@@ -180,8 +202,11 @@ mr_mem_classify(struct mr_mem *mem)
 		mem->kind = DPDAT_MEM_KIND_DPDK;
 		return dpdk_range_check(msl, mem->addr, end, &mem->iova);
 	}
-	if (!range_is_mapped(mem->addr, mem->len))
-		return -EINVAL;
+	ret = access_probe(mem->addr, mem->len, need & ~MR_MAP_SHARED);
+	if (ret == 0 && (need & MR_MAP_SHARED))
+		ret = mr_maps_check(mem->addr, mem->len, MR_MAP_SHARED);
+	if (ret < 0)
+		return ret;
 	/* inside pages we registered: share that registration; unknown,
 	 * page-aligned pages: register them */
 	mem->ext = extmem_get(mem->addr, mem->len,
@@ -207,34 +232,48 @@ mr_mem_unclassify(struct mr_mem *mem)
 	mem->ext = NULL;
 }
 
-/* Is every byte of [addr, addr + len) in a MAP_SHARED mapping? Reads
- * /proc/self/maps: control path only. */
-bool
-mr_range_is_shared(uint64_t addr, uint64_t len)
+/* Is every byte of [addr, addr + len) mapped with the access in need
+ * (MR_MAP_READ, MR_MAP_WRITE, MR_MAP_SHARED)? Reads /proc/self/maps, which is
+ * sorted by address: control path only, for memory DPDK does not own.
+ * Returns 0, -EINVAL (a hole, or read/write not allowed), -EBADFD (mapped as
+ * asked but private where MR_MAP_SHARED was required). */
+int
+mr_maps_check(uint64_t addr, uint64_t len, unsigned int need)
 {
 	uint64_t want = addr, end = addr + len;
 	unsigned long lo, hi;
-	char perms[8], line[512];
-	bool ok = false;
+	char perms[8], *line = NULL;
+	size_t cap = 0;
+	int ret = -EINVAL;
 	FILE *f;
 
 	f = fopen("/proc/self/maps", "r");
 	if (f == NULL)
-		return false;
-	while (!ok && fgets(line, sizeof(line), f) != NULL) {
+		return -EINVAL;
+	while (getline(&line, &cap, f) > 0) {
 		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3)
 			continue;
 		if (hi <= want)
 			continue;
 		if (lo > want)
 			break;	/* a hole in the range */
-		if (perms[3] != 's')
+		if ((need & MR_MAP_READ) && perms[0] != 'r')
 			break;
-		want = hi;	/* maps is sorted: continue with the next one */
-		ok = want >= end;
+		if ((need & MR_MAP_WRITE) && perms[1] != 'w')
+			break;
+		if ((need & MR_MAP_SHARED) && perms[3] != 's') {
+			ret = -EBADFD;
+			break;
+		}
+		want = hi;
+		if (want >= end) {
+			ret = 0;
+			break;
+		}
 	}
+	free(line);
 	fclose(f);
-	return ok;
+	return ret;
 }
 
 const char *

@@ -25,6 +25,7 @@
 
 #include <rte_common.h>
 #include <rte_log.h>
+#include <rte_rcu_qsbr.h>
 
 #include <dpdat/dpdat_mr.h>
 
@@ -99,8 +100,11 @@ struct dpdat_mr_domain {
 	uint32_t live;
 	uint32_t free_head;	/* oldest freed index, 0 when none */
 	uint32_t free_tail;
-	uint32_t next_pz_id;
+	uint32_t next_pz_id;	/* 0 once every id was handed out */
 	uint32_t n_pz;
+	struct rte_rcu_qsbr *qsbr;	/* data-path readers of the table */
+	uint32_t max_readers;
+	uint64_t *reader_ids;	/* bitmap of registered reader ids */
 	struct mr_mem_list shared;
 	struct mr_entry *chunks[MR_N_CHUNKS];
 	char name[32];
@@ -141,15 +145,24 @@ void mr_table_publish(struct dpdat_mr_domain *dom, uint32_t ctx,
 		      const struct mr_mem *mem);
 void mr_table_release(struct dpdat_mr_domain *dom, uint32_t ctx);
 void mr_table_destroy(struct dpdat_mr_domain *dom);
+/* Wait until every registered reader passed a quiescent state, so that no
+ * access checked before a context died is still in progress. Call without
+ * dom->lock. */
+void mr_domain_sync(struct dpdat_mr_domain *dom);
 struct mr_entry *mr_table_entry(const struct dpdat_mr_domain *dom,
 				uint32_t index);
 /* Live LMR owning ctx, or NULL (caller holds dom->lock). */
 struct dpdat_lmr *mr_table_lmr(struct dpdat_mr_domain *dom, uint32_t ctx);
 
 /* mem.c: translations */
-int mr_mem_classify(struct mr_mem *mem);
+#define MR_MAP_READ	0x1
+#define MR_MAP_WRITE	0x2
+#define MR_MAP_SHARED	0x4
+int mr_mem_classify(struct mr_mem *mem, unsigned int need);
 void mr_mem_unclassify(struct mr_mem *mem);
-bool mr_range_is_shared(uint64_t addr, uint64_t len);
+int mr_maps_check(uint64_t addr, uint64_t len, unsigned int need);
+/* Check (and fault in) the pages of a translation for the access in need. */
+int mr_mem_probe(const struct mr_mem *mem, unsigned int need);
 uint64_t mr_page_size(void);
 
 static inline bool

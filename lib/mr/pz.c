@@ -26,9 +26,14 @@ dpdat_pz_create(struct dpdat_mr_domain *dom)
 	pz->magic = MR_MAGIC_PZ;
 	pz->dom = dom;
 	pthread_mutex_lock(&dom->lock);
+	/* ids are never reused, so two live PZs never share one */
+	if (dom->next_pz_id == 0) {
+		pthread_mutex_unlock(&dom->lock);
+		free(pz);
+		rte_errno = ENOSPC;
+		return NULL;
+	}
 	pz->id = dom->next_pz_id++;
-	if (dom->next_pz_id == 0)
-		dom->next_pz_id = 1;	/* 0 never names a PZ */
 	dom->n_pz++;
 	pthread_mutex_unlock(&dom->lock);
 	return pz;

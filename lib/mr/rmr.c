@@ -35,12 +35,14 @@ dpdat_rmr_create(struct dpdat_pz *pz)
 	return rmr;
 }
 
-/* Drop the current binding, if any. Caller holds dom->lock. */
-static void
+/* Drop the current binding, if any; true if there was one (the caller then
+ * waits for readers with mr_domain_sync() once unlocked). Caller holds
+ * dom->lock. */
+static bool
 rmr_unbind(struct dpdat_mr_domain *dom, struct dpdat_rmr *rmr)
 {
 	if (rmr->lmr == NULL)
-		return;
+		return false;
 	mr_table_release(dom, rmr->ctx);
 	rmr->lmr->rmr_count--;
 	rmr->lmr = NULL;
@@ -48,6 +50,7 @@ rmr_unbind(struct dpdat_mr_domain *dom, struct dpdat_rmr *rmr)
 	rmr->addr = 0;
 	rmr->len = 0;
 	rmr->priv = 0;
+	return true;
 }
 
 /* Validate a bind request against its LMR. Caller holds dom->lock. */
@@ -76,6 +79,7 @@ dpdat_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
 {
 	struct dpdat_mr_domain *dom;
 	struct dpdat_lmr *lmr;
+	bool died = false;
 	uint32_t ctx = 0;
 	int ret = 0;
 
@@ -86,7 +90,7 @@ dpdat_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
 	dom = rmr->pz->dom;
 	pthread_mutex_lock(&dom->lock);
 	if (seg->segment_length == 0) {
-		rmr_unbind(dom, rmr);
+		died = rmr_unbind(dom, rmr);
 		goto out;
 	}
 	lmr = mr_table_lmr(dom, seg->lmr_context);
@@ -97,7 +101,7 @@ dpdat_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
 	ret = mr_table_alloc(dom, &ctx);
 	if (ret < 0)
 		goto out;
-	rmr_unbind(dom, rmr);
+	died = rmr_unbind(dom, rmr);
 	rmr->lmr = lmr;
 	rmr->ctx = ctx;
 	rmr->addr = seg->virtual_address;
@@ -108,6 +112,8 @@ dpdat_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
 			 rmr->addr, rmr->len, lmr->mem);
 out:
 	pthread_mutex_unlock(&dom->lock);
+	if (died)
+		mr_domain_sync(dom);
 	if (ret == 0 && rmr_context != NULL)
 		*rmr_context = ctx;
 	return ret;
@@ -139,9 +145,13 @@ dpdat_rmr_free(struct dpdat_rmr *rmr)
 		return -EBADF;
 	dom = rmr->pz->dom;
 	pthread_mutex_lock(&dom->lock);
-	rmr_unbind(dom, rmr);
-	rmr->pz->refs--;
 	rmr->magic = MR_MAGIC_DEAD;
+	if (rmr_unbind(dom, rmr)) {
+		pthread_mutex_unlock(&dom->lock);
+		mr_domain_sync(dom);
+		pthread_mutex_lock(&dom->lock);
+	}
+	rmr->pz->refs--;
 	pthread_mutex_unlock(&dom->lock);
 	free(rmr);
 	return 0;

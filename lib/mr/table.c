@@ -74,7 +74,7 @@ mr_table_alloc(struct dpdat_mr_domain *dom, uint32_t *ctx)
 		e = mr_table_entry(dom, idx);
 	}
 	/* generations run 1..255; an exhausted slot is retired in release */
-	e->gen++;
+	__atomic_store_n(&e->gen, (uint8_t)(e->gen + 1), __ATOMIC_RELAXED);
 	e->next_free = 0;
 	*ctx = MR_CTX_MAKE(idx, e->gen);
 	return 0;
@@ -230,10 +230,23 @@ dpdat_mr_domain_create(const struct dpdat_mr_domain_conf *conf)
 		max = conf->max_contexts;
 	}
 	dom = calloc(1, sizeof(*dom));
-	if (dom == NULL) {
-		rte_errno = ENOMEM;
+	if (dom == NULL)
+		goto err_nomem;
+	dom->max_readers = conf && conf->max_readers ? conf->max_readers :
+			   DPDAT_MR_DEFAULT_READERS;
+	if (dom->max_readers > DPDAT_MR_MAX_READERS) {
+		free(dom);
+		rte_errno = EINVAL;
 		return NULL;
 	}
+	dom->qsbr = aligned_alloc(RTE_CACHE_LINE_SIZE, RTE_ALIGN_CEIL(
+		rte_rcu_qsbr_get_memsize(dom->max_readers),
+		RTE_CACHE_LINE_SIZE));
+	dom->reader_ids = calloc((dom->max_readers + 63) / 64,
+				 sizeof(uint64_t));
+	if (dom->qsbr == NULL || dom->reader_ids == NULL ||
+	    rte_rcu_qsbr_init(dom->qsbr, dom->max_readers) != 0)
+		goto err_free;
 	dom->magic = MR_MAGIC_DOM;
 	pthread_mutex_init(&dom->lock, NULL);
 	dom->max_contexts = max;
@@ -247,6 +260,25 @@ dpdat_mr_domain_create(const struct dpdat_mr_domain_conf *conf)
 			 __atomic_fetch_add(&domain_seq, 1, __ATOMIC_RELAXED));
 	MR_LOG(INFO, "%s: domain created, up to %u contexts", dom->name, max);
 	return dom;
+
+err_free:
+	free(dom->reader_ids);
+	free(dom->qsbr);
+	free(dom);
+err_nomem:
+	rte_errno = ENOMEM;
+	return NULL;
+}
+
+static bool
+readers_registered(const struct dpdat_mr_domain *dom)
+{
+	unsigned int w;
+
+	for (w = 0; w < (dom->max_readers + 63) / 64; w++)
+		if (dom->reader_ids[w] != 0)
+			return true;
+	return false;
 }
 
 int
@@ -255,7 +287,7 @@ dpdat_mr_domain_free(struct dpdat_mr_domain *dom)
 	if (dom == NULL || dom->magic != MR_MAGIC_DOM)
 		return -EBADF;
 	pthread_mutex_lock(&dom->lock);
-	if (dom->n_pz != 0) {
+	if (dom->n_pz != 0 || readers_registered(dom)) {
 		pthread_mutex_unlock(&dom->lock);
 		return -EBUSY;
 	}
@@ -263,8 +295,81 @@ dpdat_mr_domain_free(struct dpdat_mr_domain *dom)
 	pthread_mutex_unlock(&dom->lock);
 	mr_table_destroy(dom);
 	pthread_mutex_destroy(&dom->lock);
+	free(dom->reader_ids);
+	free(dom->qsbr);
 	free(dom);
 	return 0;
+}
+
+void
+mr_domain_sync(struct dpdat_mr_domain *dom)
+{
+	/* returns at once when no reader is registered */
+	rte_rcu_qsbr_synchronize(dom->qsbr, RTE_QSBR_THRID_INVALID);
+}
+
+int
+dpdat_mr_reader_register(struct dpdat_mr_domain *dom,
+			 unsigned int *reader_id)
+{
+	unsigned int id;
+	int ret = -ENOSPC;
+
+	if (dom == NULL || dom->magic != MR_MAGIC_DOM)
+		return -EBADF;
+	if (reader_id == NULL)
+		return -EINVAL;
+	pthread_mutex_lock(&dom->lock);
+	for (id = 0; id < dom->max_readers; id++) {
+		if (dom->reader_ids[id / 64] & (1ull << (id % 64)))
+			continue;
+		ret = rte_rcu_qsbr_thread_register(dom->qsbr, id);
+		if (ret == 0) {
+			dom->reader_ids[id / 64] |= 1ull << (id % 64);
+			*reader_id = id;
+		}
+		break;
+	}
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
+}
+
+int
+dpdat_mr_reader_unregister(struct dpdat_mr_domain *dom,
+			   unsigned int reader_id)
+{
+	int ret = -EINVAL;
+
+	if (dom == NULL || dom->magic != MR_MAGIC_DOM)
+		return -EBADF;
+	pthread_mutex_lock(&dom->lock);
+	if (reader_id < dom->max_readers &&
+	    (dom->reader_ids[reader_id / 64] & (1ull << (reader_id % 64)))) {
+		rte_rcu_qsbr_thread_offline(dom->qsbr, reader_id);
+		ret = rte_rcu_qsbr_thread_unregister(dom->qsbr, reader_id);
+		dom->reader_ids[reader_id / 64] &= ~(1ull << (reader_id % 64));
+	}
+	pthread_mutex_unlock(&dom->lock);
+	return ret;
+}
+
+void
+dpdat_mr_reader_online(struct dpdat_mr_domain *dom, unsigned int reader_id)
+{
+	rte_rcu_qsbr_thread_online(dom->qsbr, reader_id);
+}
+
+void
+dpdat_mr_reader_offline(struct dpdat_mr_domain *dom, unsigned int reader_id)
+{
+	rte_rcu_qsbr_thread_offline(dom->qsbr, reader_id);
+}
+
+void
+dpdat_mr_reader_quiescent(struct dpdat_mr_domain *dom,
+			  unsigned int reader_id)
+{
+	rte_rcu_qsbr_quiescent(dom->qsbr, reader_id);
 }
 
 uint32_t

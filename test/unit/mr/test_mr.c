@@ -12,6 +12,7 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
+#include <rte_fbarray.h>
 #include <rte_memory.h>
 
 #include "test_mr.h"
@@ -298,11 +299,25 @@ test_lmr_shared(void)
 	d.shared.addr = priv;
 	CU_ASSERT_PTR_NULL(dpdat_lmr_create(fx.pz1, &d, LR));
 	CU_ASSERT_EQUAL(rte_errno, EBADFD);
-	/* shared memory followed by private memory: not shared throughout */
-	d.shared.addr = shm + len - pg;
-	d.shared.length = 2 * pg;
-	if (shm + len == priv)
+	/* shared pages followed by private ones: not shared throughout */
+	{
+		char *mix = map_anon(2 * pg, 0);
+		struct dpdat_lmr *m;
+
+		CU_ASSERT_FATAL(mmap(mix, pg, PROT_READ | PROT_WRITE,
+				     MAP_FIXED | MAP_SHARED | MAP_ANONYMOUS,
+				     -1, 0) == mix);
+		d.shared.addr = mix;
+		d.shared.length = 2 * pg;
 		CU_ASSERT_PTR_NULL(dpdat_lmr_create(fx.pz1, &d, LR));
+		CU_ASSERT_EQUAL(rte_errno, EBADFD);
+		d.shared.length = pg;	/* the shared page alone is fine */
+		m = dpdat_lmr_create(fx.pz1, &d, LR);
+		CU_ASSERT_PTR_NOT_NULL(m);
+		CU_ASSERT_EQUAL(dpdat_lmr_free(m), 0);
+		munmap(mix, 2 * pg);
+	}
+	d.shared.length = len;
 	d.shared.cookie = NULL;
 	d.shared.addr = shm;
 	CU_ASSERT_PTR_NULL(dpdat_lmr_create(fx.pz1, &d, LR));
@@ -371,6 +386,79 @@ test_lmr_invalid(void)
 	fixture_teardown();
 	munmap(hole, pg);
 	munmap(hole + 2 * pg, 2 * pg);
+}
+
+/* Registration refuses what the data path could not touch: a remote peer
+ * must not be able to crash the process through a registered key. */
+static void
+test_lmr_page_protection(void)
+{
+	char *ro = map_anon(2 * pg, 0), *none = map_anon(pg, 0);
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_LMR };
+	struct dpdat_lmr *a, *b;
+
+	CU_ASSERT_FATAL(fixture_setup(0) == 0);
+	CU_ASSERT_FATAL(mprotect(ro, 2 * pg, PROT_READ) == 0);
+	CU_ASSERT_FATAL(mprotect(none, pg, PROT_NONE) == 0);
+	a = lmr_virtual(fx.pz1, ro, 2 * pg, LR | RR);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+	CU_ASSERT_PTR_NULL(lmr_virtual(fx.pz1, ro, 2 * pg, LR | LW));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_PTR_NULL(lmr_virtual(fx.pz1, ro + 10, 20, ALL));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	/* a second LMR over read-only memory cannot add write rights */
+	d.lmr = a;
+	CU_ASSERT_PTR_NULL(dpdat_lmr_create(fx.pz2, &d, LR | LW));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	b = dpdat_lmr_create(fx.pz2, &d, RR);
+	CU_ASSERT_PTR_NOT_NULL(b);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(b), 0);
+	CU_ASSERT_PTR_NULL(lmr_virtual(fx.pz1, none, pg, LR));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	/* no privilege at all: mapped is enough */
+	b = lmr_virtual(fx.pz1, none, pg, 0);
+	CU_ASSERT_PTR_NOT_NULL(b);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(b), 0);
+	/* remote write needs local write, as on InfiniBand */
+	CU_ASSERT_PTR_NULL(lmr_virtual(fx.pz1, ro, pg, LR | RW));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(a), 0);
+	fixture_teardown();
+	munmap(ro, 2 * pg);
+	munmap(none, pg);
+}
+
+/* DPDK reserves address space for its memory with holes in it: a range in
+ * that space whose pages are not in use is refused, not trusted. */
+static void
+test_lmr_dpdk_hole(void)
+{
+	void *buf = dpdat_mem_alloc(4096, 4096, -1);
+	const struct rte_memseg_list *msl;
+	struct rte_fbarray *arr;
+	struct dpdat_lmr *lmr;
+	int idx;
+
+	CU_ASSERT_FATAL(buf != NULL);
+	msl = rte_mem_virt2memseg_list(buf);
+	CU_ASSERT_FATAL(msl != NULL);
+	arr = (struct rte_fbarray *)&msl->memseg_arr;
+	idx = rte_fbarray_find_next_free(arr, 0);
+	CU_ASSERT_FATAL(fixture_setup(0) == 0);
+	if (idx >= 0) {
+		char *hole = (char *)msl->base_va + (size_t)idx * msl->page_sz;
+
+		CU_ASSERT_PTR_NULL(lmr_virtual(fx.pz1, hole, 64, LR));
+		CU_ASSERT_EQUAL(rte_errno, EINVAL);
+		if (idx > 0) {	/* in use, then not */
+			lmr = lmr_virtual(fx.pz1, hole - 64, 128, LR);
+			CU_ASSERT_PTR_NULL(lmr);
+			if (lmr != NULL)
+				dpdat_lmr_free(lmr);
+		}
+	}
+	fixture_teardown();
+	dpdat_mem_free(buf);
 }
 
 static void
@@ -535,6 +623,8 @@ CU_TestInfo mr_tests[] = {
 	{ "lmr over lmr", test_lmr_over_lmr },
 	{ "lmr SHARED_VIRTUAL cookies", test_lmr_shared },
 	{ "lmr invalid parameters", test_lmr_invalid },
+	{ "lmr refuses pages it could not access", test_lmr_page_protection },
+	{ "lmr refuses unused DPDK pages", test_lmr_dpdk_hole },
 	{ "rmr bind/rebind/unbind", test_rmr_bind },
 	{ "sync_rdma_read/write", test_sync },
 	CU_TEST_INFO_NULL,

@@ -21,6 +21,7 @@
 #define LR DPDAT_MEM_PRIV_LOCAL_READ
 #define RR DPDAT_MEM_PRIV_REMOTE_READ
 #define RW DPDAT_MEM_PRIV_REMOTE_WRITE
+#define LW DPDAT_MEM_PRIV_LOCAL_WRITE
 
 static void
 test_context_layout(void)
@@ -224,21 +225,57 @@ test_access_dpdk_iova(void)
 	dpdat_mem_free(buf);
 }
 
-/* Lookups on one thread while another creates and frees: a context is put
- * in a dead list only after its free returned, and the reader must never
- * see a dead context resolve. Bounded in time. */
+/* Lookups on one thread while another creates and frees. Each generation
+ * of a slot gets a different tuple (PZ, privileges, half of the buffer), and
+ * the writer records the tuple of every context it hands out. The reader
+ * asserts that an OK answer always matches the recorded tuple of that very
+ * context (no torn read of a slot being re-published) and that a context
+ * whose free had returned never resolves. Bounded in time. */
 #define RACE_SLOTS 64
-static struct {
-	uint32_t live[RACE_SLOTS];
-	uint32_t dead[RACE_SLOTS];
+struct race_tuple {
+	uint32_t ctx;
+	uint32_t pz_id;
+	uint32_t priv;
 	uint64_t addr;
+	uint64_t len;
+};
+static struct {
+	struct race_tuple live[RACE_SLOTS];	/* seqlock'd by ctx */
+	uint32_t dead[RACE_SLOTS];
 	int stop;
-	unsigned long lookups, ok_hits, stale_hits;
+	unsigned long lookups, ok_hits, stale_hits, torn;
 } race;
+static char race_buf[8192];
+
+static void
+race_probe(const struct race_tuple *t)
+{
+	/* ask for every tuple variant: only the recorded one may pass */
+	const uint32_t pzs[2] = { fx.pz1_id, fx.pz2_id };
+	const uint64_t base = (uintptr_t)race_buf;
+	unsigned int p, h;
+
+	for (p = 0; p < 2; p++) {
+		for (h = 0; h < 2; h++) {
+			uint64_t a = base + h * 4096;
+			enum dpdat_mr_check r = dpdat_mr_access_check(fx.dom,
+				t->ctx, a, 4096, RR, pzs[p], NULL);
+
+			race.lookups++;
+			if (r != DPDAT_MR_CHECK_OK)
+				continue;
+			race.ok_hits++;
+			if (pzs[p] != t->pz_id || a != t->addr ||
+			    !(t->priv & RR))
+				race.torn++;
+		}
+	}
+}
 
 static void *
 race_reader(void *arg)
 {
+	struct race_tuple t;
 	unsigned int k = 0;
 	uint32_t ctx;
 
@@ -246,61 +283,151 @@ race_reader(void *arg)
 	while (!__atomic_load_n(&race.stop, __ATOMIC_ACQUIRE)) {
 		k = (k + 1) % RACE_SLOTS;
 		ctx = __atomic_load_n(&race.dead[k], __ATOMIC_ACQUIRE);
-		if (ctx != 0 && dpdat_mr_access_check(fx.dom, ctx, race.addr,
-				8, RR, fx.pz1_id, NULL) == DPDAT_MR_CHECK_OK)
+		if (ctx != 0 && dpdat_mr_access_check(fx.dom, ctx,
+				(uintptr_t)race_buf, 1, RR, fx.pz1_id,
+				NULL) != DPDAT_MR_CHECK_STALE_KEY)
 			race.stale_hits++;
-		ctx = __atomic_load_n(&race.live[k], __ATOMIC_ACQUIRE);
-		if (ctx != 0 && dpdat_mr_access_check(fx.dom, ctx, race.addr,
-				8, RR, fx.pz1_id, NULL) == DPDAT_MR_CHECK_OK)
-			race.ok_hits++;
-		race.lookups += 2;
+		if (ctx != 0 && dpdat_mr_access_check(fx.dom, ctx,
+				(uintptr_t)race_buf + 4096, 1, RR, fx.pz2_id,
+				NULL) != DPDAT_MR_CHECK_STALE_KEY)
+			race.stale_hits++;
+		/* snapshot the recorded tuple consistently */
+		ctx = __atomic_load_n(&race.live[k].ctx, __ATOMIC_ACQUIRE);
+		t.pz_id = __atomic_load_n(&race.live[k].pz_id, __ATOMIC_RELAXED);
+		t.priv = __atomic_load_n(&race.live[k].priv, __ATOMIC_RELAXED);
+		t.addr = __atomic_load_n(&race.live[k].addr, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		t.ctx = __atomic_load_n(&race.live[k].ctx, __ATOMIC_RELAXED);
+		if (ctx != 0 && t.ctx == ctx)
+			race_probe(&t);
 	}
 	return NULL;
+}
+
+static void
+race_record(unsigned int k, struct dpdat_lmr *lmr, uint32_t pz_id,
+	    uint32_t priv, uint64_t addr)
+{
+	struct race_tuple *t = &race.live[k];
+
+	__atomic_store_n(&t->ctx, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&t->pz_id, pz_id, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->priv, priv, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->addr, addr, __ATOMIC_RELAXED);
+	if (lmr != NULL)
+		__atomic_store_n(&t->ctx, lmr_ctx(lmr), __ATOMIC_RELEASE);
 }
 
 static void
 test_concurrent_lookup(void)
 {
 	struct dpdat_lmr *held[RACE_SLOTS] = { NULL };
-	static char buf[4096];
 	struct timespec t0, t;
 	unsigned long ops = 0;
 	pthread_t th;
-	unsigned int k;
+	unsigned int k, v;
 
 	CU_ASSERT_FATAL(fixture_setup(0) == 0);
 	memset(&race, 0, sizeof(race));
-	race.addr = (uintptr_t)buf;
 	CU_ASSERT_FATAL(pthread_create(&th, NULL, race_reader, NULL) == 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		k = ops % RACE_SLOTS;
+		v = (unsigned int)(ops / RACE_SLOTS) + k;
 		if (held[k] != NULL) {
 			uint32_t c = lmr_ctx(held[k]);
 
-			__atomic_store_n(&race.live[k], 0, __ATOMIC_RELEASE);
+			race_record(k, NULL, 0, 0, 0);
 			CU_ASSERT_EQUAL(dpdat_lmr_free(held[k]), 0);
 			__atomic_store_n(&race.dead[k], c, __ATOMIC_RELEASE);
 		}
-		held[k] = lmr_virtual(fx.pz1, buf, sizeof(buf), LR | RR);
+		/* the freed slot comes back with another tuple */
+		held[k] = lmr_virtual(v & 1 ? fx.pz2 : fx.pz1,
+				      race_buf + (v & 2 ? 4096 : 0), 4096,
+				      v & 4 ? LR : LR | RR);
 		CU_ASSERT_FATAL(held[k] != NULL);
-		__atomic_store_n(&race.live[k], lmr_ctx(held[k]),
-				 __ATOMIC_RELEASE);
+		race_record(k, held[k], v & 1 ? fx.pz2_id : fx.pz1_id,
+			    v & 4 ? LR : LR | RR,
+			    (uintptr_t)race_buf + (v & 2 ? 4096 : 0));
 		ops++;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L +
 		 (t.tv_nsec - t0.tv_nsec) < 1500000000L);
 	__atomic_store_n(&race.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
-	printf("\n    %lu create/free, %lu lookups, %lu live hits, "
-	       "%lu stale hits ", ops, race.lookups, race.ok_hits,
+	printf("\n    %lu create/free, %lu lookups, %lu hits, %lu torn, "
+	       "%lu stale hits ", ops, race.lookups, race.ok_hits, race.torn,
 	       race.stale_hits);
 	CU_ASSERT_EQUAL(race.stale_hits, 0);
-	CU_ASSERT(race.lookups > 0);
+	CU_ASSERT_EQUAL(race.torn, 0);
+	CU_ASSERT(race.ok_hits > 0);
 	CU_ASSERT(ops > RACE_SLOTS);
 	for (k = 0; k < RACE_SLOTS; k++)
 		if (held[k] != NULL)
 			CU_ASSERT_EQUAL(dpdat_lmr_free(held[k]), 0);
+	fixture_teardown();
+}
+
+/* A free must not return while a registered reader may still be touching
+ * memory it checked before: it waits for the reader's quiescent state. */
+static struct {
+	struct dpdat_lmr *lmr;
+	int freed;
+} qs;
+
+static void *
+qs_freer(void *arg)
+{
+	(void)arg;
+	CU_ASSERT_EQUAL(dpdat_lmr_free(qs.lmr), 0);
+	__atomic_store_n(&qs.freed, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void
+test_free_waits_for_readers(void)
+{
+	struct timespec pause = { 0, 200 * 1000 * 1000 };
+	unsigned int id, id2, ids[DPDAT_MR_DEFAULT_READERS], k;
+	char buf[256];
+	pthread_t th;
+	uint32_t ctx;
+
+	CU_ASSERT_FATAL(fixture_setup(0) == 0);
+	CU_ASSERT_EQUAL(dpdat_mr_reader_register(fx.dom, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_mr_reader_register(NULL, &id), -EBADF);
+	CU_ASSERT_EQUAL_FATAL(dpdat_mr_reader_register(fx.dom, &id), 0);
+	qs.lmr = lmr_virtual(fx.pz1, buf, sizeof(buf), LR | RR);
+	qs.freed = 0;
+	CU_ASSERT_FATAL(qs.lmr != NULL);
+	ctx = lmr_ctx(qs.lmr);
+	/* online reader checks, then "copies" for a while */
+	dpdat_mr_reader_online(fx.dom, id);
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, ctx, (uintptr_t)buf, 8,
+		RR, fx.pz1_id, NULL), DPDAT_MR_CHECK_OK);
+	CU_ASSERT_FATAL(pthread_create(&th, NULL, qs_freer, NULL) == 0);
+	nanosleep(&pause, NULL);
+	CU_ASSERT_EQUAL(__atomic_load_n(&qs.freed, __ATOMIC_ACQUIRE), 0);
+	/* already dead for new checks, though the free has not returned */
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, ctx, (uintptr_t)buf, 8,
+		RR, fx.pz1_id, NULL), DPDAT_MR_CHECK_STALE_KEY);
+	dpdat_mr_reader_quiescent(fx.dom, id);
+	pthread_join(th, NULL);
+	CU_ASSERT_EQUAL(qs.freed, 1);
+	/* an offline reader does not hold frees up */
+	dpdat_mr_reader_offline(fx.dom, id);
+	qs.lmr = lmr_virtual(fx.pz1, buf, sizeof(buf), LR);
+	CU_ASSERT_EQUAL(dpdat_lmr_free(qs.lmr), 0);
+	CU_ASSERT_EQUAL(dpdat_mr_domain_free(fx.dom), -EBUSY);
+	/* capacity */
+	for (k = 0; k < DPDAT_MR_DEFAULT_READERS - 1; k++)
+		CU_ASSERT_EQUAL(dpdat_mr_reader_register(fx.dom, &ids[k]), 0);
+	CU_ASSERT_EQUAL(dpdat_mr_reader_register(fx.dom, &id2), -ENOSPC);
+	for (k = 0; k < DPDAT_MR_DEFAULT_READERS - 1; k++)
+		CU_ASSERT_EQUAL(dpdat_mr_reader_unregister(fx.dom, ids[k]), 0);
+	CU_ASSERT_EQUAL(dpdat_mr_reader_unregister(fx.dom, id), 0);
+	CU_ASSERT_EQUAL(dpdat_mr_reader_unregister(fx.dom, id), -EINVAL);
 	fixture_teardown();
 }
 
@@ -347,6 +474,7 @@ CU_TestInfo mr_table_tests[] = {
 	{ "access check: every reason", test_access_check },
 	{ "access check: DPDK memory IOVA", test_access_dpdk_iova },
 	{ "lookups racing create/free", test_concurrent_lookup },
+	{ "free waits for readers", test_free_waits_for_readers },
 	{ "walk", test_walk },
 	CU_TEST_INFO_NULL,
 };
