@@ -14,7 +14,7 @@ set -euo pipefail
 PACKAGES=(
 	build-essential pkg-config meson ninja-build
 	dpdk dpdk-dev libdpdk-dev
-	libcunit1-dev libisal-dev
+	libcunit1-dev libisal-dev zlib1g-dev
 	libdapl-dev dapl2-utils
 	clang llvm
 	iproute2 procps

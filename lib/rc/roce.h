@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_ROCE_H
+#define DPDAT_ROCE_H
+
+/*
+ * RoCEv2 wire format (IBTA Annex A17): Ethernet / IPv4 / UDP 4791 / BTH /
+ * extension headers / payload / pad / ICRC. Internal to dpdat; shared by the
+ * RC engine and the connection manager. All multi-byte fields big-endian.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_byteorder.h>
+#include <rte_common.h>
+
+#define ROCE_UDP_PORT		4791
+#define ROCE_ICRC_LEN		4
+#define ROCE_PKEY_DEFAULT	0xffff
+#define ROCE_QP1		1
+#define ROCE_QKEY_GSI		0x80010000u
+#define ROCE_PSN_MASK		0xffffffu
+#define ROCE_QPN_MASK		0xffffffu
+
+/* RC opcodes (transport 000b) */
+enum roce_opcode {
+	ROCE_OP_SEND_FIRST		= 0x00,
+	ROCE_OP_SEND_MIDDLE		= 0x01,
+	ROCE_OP_SEND_LAST		= 0x02,
+	ROCE_OP_SEND_LAST_IMM		= 0x03,
+	ROCE_OP_SEND_ONLY		= 0x04,
+	ROCE_OP_SEND_ONLY_IMM		= 0x05,
+	ROCE_OP_WRITE_FIRST		= 0x06,
+	ROCE_OP_WRITE_MIDDLE		= 0x07,
+	ROCE_OP_WRITE_LAST		= 0x08,
+	ROCE_OP_WRITE_LAST_IMM		= 0x09,
+	ROCE_OP_WRITE_ONLY		= 0x0a,
+	ROCE_OP_WRITE_ONLY_IMM		= 0x0b,
+	ROCE_OP_READ_REQUEST		= 0x0c,
+	ROCE_OP_READ_RESP_FIRST		= 0x0d,
+	ROCE_OP_READ_RESP_MIDDLE	= 0x0e,
+	ROCE_OP_READ_RESP_LAST		= 0x0f,
+	ROCE_OP_READ_RESP_ONLY		= 0x10,
+	ROCE_OP_ACK			= 0x11,
+	ROCE_OP_ATOMIC_ACK		= 0x12,
+	ROCE_OP_UD_SEND_ONLY		= 0x64,	/* UD 011b, SEND only */
+	ROCE_OP_UD_SEND_ONLY_IMM	= 0x65,
+	ROCE_OP_CNP			= 0x81,
+};
+
+/* AETH syndromes */
+#define ROCE_AETH_ACK		0x00
+#define ROCE_AETH_RNR_NAK	0x20	/* | 5-bit timer */
+#define ROCE_AETH_NAK_PSN	0x60
+#define ROCE_AETH_NAK_INV_REQ	0x61
+#define ROCE_AETH_NAK_REM_ACC	0x62
+#define ROCE_AETH_NAK_REM_OP	0x63
+#define ROCE_AETH_CREDIT_INVALID 0x1f
+#define ROCE_AETH_TYPE_MASK	0xe0
+
+struct roce_bth {
+	uint8_t opcode;
+	uint8_t flags;		/* SE:1 M:1 PadCnt:2 TVer:4 */
+	rte_be16_t pkey;
+	rte_be32_t qpn;		/* FECN:1 BECN:1 resv:6 | dest QP:24 */
+	rte_be32_t apsn;	/* AckReq:1 resv:7 | PSN:24 */
+} __rte_packed;
+
+#define ROCE_BTH_SE		0x80
+#define ROCE_BTH_MIG		0x40
+#define ROCE_BTH_PAD_SHIFT	4
+#define ROCE_BTH_PAD_MASK	0x30
+#define ROCE_BTH_ACKREQ		0x80000000u
+
+struct roce_reth {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be32_t dlen;
+} __rte_packed;
+
+struct roce_aeth {
+	rte_be32_t smsn;	/* syndrome:8 | MSN:24 */
+} __rte_packed;
+
+struct roce_deth {
+	rte_be32_t qkey;
+	rte_be32_t sqp;		/* resv:8 | source QP:24 */
+} __rte_packed;
+
+struct roce_immdt {
+	rte_be32_t imm;
+} __rte_packed;
+
+/* Which extension headers an RC opcode carries, and its place in a message. */
+#define ROCE_F_RETH	0x01
+#define ROCE_F_AETH	0x02
+#define ROCE_F_IMM	0x04
+#define ROCE_F_DETH	0x08
+#define ROCE_F_PAYLOAD	0x10
+#define ROCE_F_FIRST	0x20
+#define ROCE_F_LAST	0x40
+#define ROCE_F_VALID	0x80
+
+extern const uint8_t roce_op_flags[256];
+
+static inline bool
+roce_op_valid(uint8_t op)
+{
+	return roce_op_flags[op] & ROCE_F_VALID;
+}
+
+/* Length of the headers that follow the BTH for this opcode. */
+static inline unsigned int
+roce_ext_len(uint8_t op)
+{
+	uint8_t f = roce_op_flags[op];
+
+	return (f & ROCE_F_RETH ? sizeof(struct roce_reth) : 0) +
+	       (f & ROCE_F_AETH ? sizeof(struct roce_aeth) : 0) +
+	       (f & ROCE_F_IMM ? sizeof(struct roce_immdt) : 0) +
+	       (f & ROCE_F_DETH ? sizeof(struct roce_deth) : 0);
+}
+
+static inline uint32_t
+roce_bth_qpn(const struct roce_bth *b)
+{
+	return rte_be_to_cpu_32(b->qpn) & ROCE_QPN_MASK;
+}
+
+static inline uint32_t
+roce_bth_psn(const struct roce_bth *b)
+{
+	return rte_be_to_cpu_32(b->apsn) & ROCE_PSN_MASK;
+}
+
+static inline unsigned int
+roce_bth_pad(const struct roce_bth *b)
+{
+	return (b->flags & ROCE_BTH_PAD_MASK) >> ROCE_BTH_PAD_SHIFT;
+}
+
+/* PSNs are 24-bit and compared modulo 2^24: a - b as a signed 24-bit value. */
+static inline int32_t
+roce_psn_diff(uint32_t a, uint32_t b)
+{
+	return (int32_t)((a - b) << 8) >> 8;
+}
+
+static inline uint32_t
+roce_psn_add(uint32_t psn, uint32_t n)
+{
+	return (psn + n) & ROCE_PSN_MASK;
+}
+
+/* ICRC over an IPv4 RoCEv2 packet held contiguously from the IPv4 header
+ * (ip) for len bytes, ICRC excluded. Returns the value as it is stored on the
+ * wire when read as a little-endian 32-bit word. */
+uint32_t roce_icrc(const void *ip, unsigned int len);
+
+struct rte_mbuf;
+/* ICRC of the packet in m whose IPv4 header starts at l3_off; the packet
+ * (which may span several segments) ends with the ICRC, not covered. */
+uint32_t roce_icrc_mbuf(const struct rte_mbuf *m, unsigned int l3_off);
+
+#endif /* DPDAT_ROCE_H */
