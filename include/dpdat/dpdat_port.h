@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_PORT_H
+#define DPDAT_PORT_H
+
+/**
+ * @file
+ * dpdat ports: a DPDK Ethernet device with an IPv4 address on which dpdat
+ * speaks RoCEv2 (UDP 4791) and answers ARP. Default device: one end of a
+ * memif link ("net_memif0,role=server,socket=..."); also net_ring, af_xdp,
+ * af_packet, tap, or a PCI device named by the EAL allow-list.
+ */
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dpdat_port;
+
+/** Configuration of dpdat_port_create(). */
+struct dpdat_port_conf {
+	/** Device arguments for rte_dev_probe(), e.g.
+	 *  "net_memif0,role=client,socket=/tmp/dpdat.sock", or the name of a
+	 *  port the EAL already probed (a PCI address). Required. */
+	const char *device;
+	/** Own IPv4 address, dotted quad. Required. */
+	const char *ipv4;
+	/** MTU; 0 means 1500. PMTU of RC queue pairs is at most the largest
+	 *  of 256..4096 that fits in it with the RoCEv2 headers. */
+	uint16_t mtu;
+	/** mbufs in the port's pool; 0 means 8191. */
+	unsigned int n_mbufs;
+	/** Seconds to wait for the link to come up; 0 means do not wait. */
+	unsigned int link_wait_s;
+};
+
+/** Port attributes (dpdat_port_query()). */
+struct dpdat_port_info {
+	uint16_t port_id;		/**< DPDK port id */
+	char name[64];			/**< DPDK device name */
+	struct rte_ether_addr mac;
+	uint32_t ipv4;			/**< network byte order */
+	uint16_t mtu;
+	int link_up;
+	uint32_t link_speed;		/**< Mb/s as DPDK reports it */
+};
+
+/** Per-port counters (dpdat_port_stats()). */
+struct dpdat_port_stats {
+	uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+	uint64_t rx_roce;		/**< RoCEv2 packets handed to the engine */
+	uint64_t rx_arp, tx_arp;
+	uint64_t drop_not_ours;		/**< wrong MAC, IP, protocol or port */
+	uint64_t drop_malformed;	/**< truncated or inconsistent headers */
+	uint64_t drop_tx_full;		/**< the device refused a transmit */
+};
+
+/**
+ * Bring up a port: probe the device (unless already present), configure one
+ * receive and one transmit queue, create its mbuf pool (in hugepages when
+ * the EAL has them), start it and optionally wait for the link.
+ *
+ * @return The port, or NULL with rte_errno: EINVAL (missing or bad device
+ *   string or address), ENODEV (device could not be probed), ENOMEM,
+ *   ETIMEDOUT (link did not come up within link_wait_s), or the device's
+ *   own error.
+ */
+struct dpdat_port *
+dpdat_port_create(const struct dpdat_port_conf *conf);
+
+/**
+ * Stop and close a port, releasing the device it probed.
+ *
+ * @return 0, -EBADF (not a port).
+ */
+int
+dpdat_port_free(struct dpdat_port *port);
+
+/** @return 0, -EBADF, -EINVAL (info NULL). */
+int
+dpdat_port_query(const struct dpdat_port *port, struct dpdat_port_info *info);
+
+/** @return 0, -EBADF, -EINVAL (stats NULL). */
+int
+dpdat_port_stats(const struct dpdat_port *port, struct dpdat_port_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPDAT_PORT_H */

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* ARP responder and resolver with a small open-addressed neighbour table.
+ * Runs on the thread that owns the port. */
+
+#include <errno.h>
+#include <string.h>
+
+#include <rte_arp.h>
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_jhash.h>
+
+#include "port_priv.h"
+
+struct port_neigh *
+port_neigh_find(struct dpdat_port *p, uint32_t ip, bool create)
+{
+	uint32_t h = rte_jhash_1word(ip, 0x4791) & (PORT_NEIGH_SIZE - 1);
+	struct port_neigh *free_slot = NULL, *e;
+	unsigned int k;
+
+	for (k = 0; k < PORT_NEIGH_SIZE; k++) {
+		e = &p->neigh[(h + k) & (PORT_NEIGH_SIZE - 1)];
+		if (e->state == NEIGH_FREE) {
+			if (free_slot == NULL)
+				free_slot = e;
+			break;	/* entries are never removed mid-chain */
+		}
+		if (e->ip == ip)
+			return e;
+	}
+	if (!create || free_slot == NULL)
+		return NULL;
+	memset(free_slot, 0, sizeof(*free_slot));
+	free_slot->ip = ip;
+	free_slot->state = NEIGH_INCOMPLETE;
+	return free_slot;
+}
+
+static struct rte_mbuf *
+arp_build(struct dpdat_port *p, uint16_t op, const struct rte_ether_addr *tha,
+	  uint32_t tip)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(p->pool);
+	struct rte_ether_hdr *eth;
+	struct rte_arp_hdr *arp;
+
+	if (m == NULL)
+		return NULL;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m,
+		sizeof(*eth) + sizeof(*arp));
+	arp = (struct rte_arp_hdr *)(eth + 1);
+	if (op == RTE_ARP_OP_REQUEST)
+		memset(&eth->dst_addr, 0xff, sizeof(eth->dst_addr));
+	else
+		eth->dst_addr = *tha;
+	eth->src_addr = p->mac;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+	arp->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
+	arp->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	arp->arp_hlen = RTE_ETHER_ADDR_LEN;
+	arp->arp_plen = 4;
+	arp->arp_opcode = rte_cpu_to_be_16(op);
+	arp->arp_data.arp_sha = p->mac;
+	arp->arp_data.arp_sip = p->ip;
+	if (op == RTE_ARP_OP_REQUEST)
+		memset(&arp->arp_data.arp_tha, 0, RTE_ETHER_ADDR_LEN);
+	else
+		arp->arp_data.arp_tha = *tha;
+	arp->arp_data.arp_tip = tip;
+	return m;
+}
+
+int
+port_arp_request(struct dpdat_port *p, uint32_t ip)
+{
+	struct rte_mbuf *m = arp_build(p, RTE_ARP_OP_REQUEST, NULL, ip);
+
+	if (m == NULL)
+		return -ENOMEM;
+	p->st.tx_arp++;
+	return port_tx(p, &m, 1) == 1 ? 0 : -ENOBUFS;
+}
+
+void
+port_arp_input(struct dpdat_port *p, struct rte_mbuf *m)
+{
+	const struct rte_arp_hdr *arp;
+	struct port_neigh *e;
+	struct rte_mbuf *r;
+	uint32_t sip;
+
+	if (rte_pktmbuf_data_len(m) < sizeof(struct rte_ether_hdr) +
+				      sizeof(*arp)) {
+		p->st.drop_malformed++;
+		goto out;
+	}
+	arp = rte_pktmbuf_mtod_offset(m, const struct rte_arp_hdr *,
+				      sizeof(struct rte_ether_hdr));
+	if (arp->arp_hardware != rte_cpu_to_be_16(RTE_ARP_HRD_ETHER) ||
+	    arp->arp_protocol != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    arp->arp_hlen != RTE_ETHER_ADDR_LEN || arp->arp_plen != 4 ||
+	    !rte_is_unicast_ether_addr(&arp->arp_data.arp_sha)) {
+		p->st.drop_malformed++;
+		goto out;
+	}
+	sip = arp->arp_data.arp_sip;
+	/* learn the sender if we know it or it talks to us (RFC 826) */
+	e = port_neigh_find(p, sip, arp->arp_data.arp_tip == p->ip);
+	if (e != NULL && sip != 0) {
+		e->mac = arp->arp_data.arp_sha;
+		e->state = NEIGH_REACHABLE;
+		e->tries = 0;
+		e->tsc = rte_get_tsc_cycles();
+	}
+	if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
+	    arp->arp_data.arp_tip == p->ip) {
+		r = arp_build(p, RTE_ARP_OP_REPLY, &arp->arp_data.arp_sha, sip);
+		if (r != NULL) {
+			p->st.tx_arp++;
+			port_tx(p, &r, 1);
+		}
+	}
+out:
+	rte_pktmbuf_free(m);
+}
+
+int
+port_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
+{
+	struct port_neigh *e = port_neigh_find(p, ip, true);
+
+	if (e == NULL)
+		return -ENOSPC;
+	switch (e->state) {
+	case NEIGH_REACHABLE:
+		*mac = e->mac;
+		return 0;
+	case NEIGH_FAILED:
+		return -EHOSTUNREACH;
+	default:
+		if (e->tries == 0) {
+			e->tries = 1;
+			e->tsc = rte_get_tsc_cycles();
+			port_arp_request(p, ip);
+		}
+		return -EAGAIN;
+	}
+}
+
+void
+port_timer(struct dpdat_port *p)
+{
+	const uint64_t now = rte_get_tsc_cycles();
+	const uint64_t retry = p->tsc_hz * PORT_ARP_RETRY_MS / 1000;
+	const uint64_t ttl = p->tsc_hz * PORT_NEIGH_TTL_S;
+	struct port_neigh *e;
+	unsigned int k;
+
+	for (k = 0; k < PORT_NEIGH_SIZE; k++) {
+		e = &p->neigh[k];
+		if (e->state == NEIGH_INCOMPLETE && e->tries != 0 &&
+		    now - e->tsc > retry) {
+			if (e->tries >= PORT_ARP_TRIES) {
+				e->state = NEIGH_FAILED;
+				e->tsc = now;
+				continue;
+			}
+			e->tries++;
+			e->tsc = now;
+			port_arp_request(p, e->ip);
+		} else if ((e->state == NEIGH_REACHABLE ||
+			    e->state == NEIGH_FAILED) && now - e->tsc > ttl) {
+			/* ask again next time instead of trusting old news */
+			e->state = NEIGH_INCOMPLETE;
+			e->tries = 0;
+		}
+	}
+}

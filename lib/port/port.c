@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* Port bring-up and teardown, and the receive/transmit bursts. */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_bus.h>
+#include <rte_cycles.h>
+#include <rte_dev.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_ip.h>
+#include <rte_lcore.h>
+#include <rte_udp.h>
+
+#include "port_priv.h"
+#include "roce.h"
+
+RTE_LOG_REGISTER_DEFAULT(dpdat_port_logtype, NOTICE);
+
+#define PORT_RING_SIZE	1024
+#define PORT_MBUF_DATA	(RTE_MBUF_DEFAULT_DATAROOM)
+
+/* Probe devargs unless a port of that name (or the device named by the
+ * devargs) already exists; return its port id. */
+static int
+port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
+{
+	char name[RTE_DEV_NAME_MAX_LEN];
+	const char *comma = strchr(device, ',');
+	size_t n = comma ? (size_t)(comma - device) : strlen(device);
+	int ret;
+
+	if (n == 0 || n >= sizeof(name))
+		return -EINVAL;
+	memcpy(name, device, n);
+	name[n] = '\0';
+	*probed = false;
+	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
+		return 0;
+	ret = rte_dev_probe(device);
+	if (ret < 0) {
+		PORT_LOG(ERR, "cannot probe '%s': %s", device,
+			 rte_strerror(-ret));
+		return -ENODEV;
+	}
+	*probed = true;
+	if (rte_eth_dev_get_port_by_name(name, port_id) != 0)
+		return -ENODEV;
+	return 0;
+}
+
+/* Close a port we probed and remove its device. */
+static void
+port_detach(uint16_t port_id)
+{
+	struct rte_eth_dev_info di;
+	struct rte_device *dev = NULL;
+
+	if (rte_eth_dev_info_get(port_id, &di) == 0)
+		dev = di.device;
+	rte_eth_dev_close(port_id);
+	if (dev != NULL)
+		rte_dev_remove(dev);
+}
+
+static int
+port_configure(struct dpdat_port *p)
+{
+	struct rte_eth_conf conf = { 0 };
+	struct rte_eth_dev_info di;
+	int ret;
+
+	ret = rte_eth_dev_info_get(p->port_id, &di);
+	if (ret < 0)
+		return ret;
+	p->tx_offloads = di.tx_offload_capa &
+		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+	conf.txmode.offloads = p->tx_offloads;
+	if (di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
+		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+	conf.rxmode.mtu = p->mtu;
+	ret = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
+	if (ret < 0)
+		return ret;
+	ret = rte_eth_dev_set_mtu(p->port_id, p->mtu);
+	if (ret < 0 && ret != -ENOTSUP)
+		PORT_LOG(WARNING, "%s: MTU %u: %s", p->name, p->mtu,
+			 rte_strerror(-ret));
+	ret = rte_eth_rx_queue_setup(p->port_id, 0, PORT_RING_SIZE,
+				     rte_eth_dev_socket_id(p->port_id), NULL,
+				     p->pool);
+	if (ret < 0)
+		return ret;
+	ret = rte_eth_tx_queue_setup(p->port_id, 0, PORT_RING_SIZE,
+				     rte_eth_dev_socket_id(p->port_id), NULL);
+	if (ret < 0)
+		return ret;
+	ret = rte_eth_macaddr_get(p->port_id, &p->mac);
+	if (ret < 0)
+		return ret;
+	return rte_eth_dev_start(p->port_id);
+}
+
+static int
+port_wait_link(struct dpdat_port *p, unsigned int seconds)
+{
+	struct rte_eth_link link;
+	unsigned int ms;
+
+	for (ms = 0; ms <= seconds * 1000; ms += 10) {
+		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_UP)
+			return 0;
+		rte_delay_us_sleep(10 * 1000);
+	}
+	return -ETIMEDOUT;
+}
+
+struct dpdat_port *
+dpdat_port_create(const struct dpdat_port_conf *conf)
+{
+	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	static uint32_t seq;
+	struct dpdat_port *p;
+	struct in_addr a;
+	int ret;
+
+	if (conf == NULL || conf->device == NULL || conf->ipv4 == NULL ||
+	    inet_pton(AF_INET, conf->ipv4, &a) != 1 ||
+	    (conf->mtu != 0 && conf->mtu < 576)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	p->ip = a.s_addr;
+	p->mtu = conf->mtu ? conf->mtu : 1500;
+	p->tsc_hz = rte_get_tsc_hz();
+	ret = port_find_or_probe(conf->device, &p->port_id, &p->probed);
+	if (ret < 0)
+		goto err_free;
+	rte_eth_dev_get_name_by_port(p->port_id, p->name);
+	snprintf(pool_name, sizeof(pool_name), "dpdat_p%u_%u", p->port_id,
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	p->pool = rte_pktmbuf_pool_create(pool_name,
+		conf->n_mbufs ? conf->n_mbufs : 8191, 256, 0,
+		RTE_PKTMBUF_HEADROOM + PORT_MBUF_DATA,
+		rte_eth_dev_socket_id(p->port_id));
+	if (p->pool == NULL) {
+		ret = -ENOMEM;
+		goto err_detach;
+	}
+	ret = port_configure(p);
+	if (ret < 0) {
+		PORT_LOG(ERR, "%s: configure: %s", p->name, rte_strerror(-ret));
+		goto err_pool;
+	}
+	if (conf->link_wait_s != 0) {
+		ret = port_wait_link(p, conf->link_wait_s);
+		if (ret < 0) {
+			PORT_LOG(ERR, "%s: link down after %u s", p->name,
+				 conf->link_wait_s);
+			goto err_stop;
+		}
+	}
+	p->magic = PORT_MAGIC;
+	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u",
+		 p->name, p->port_id, RTE_ETHER_ADDR_BYTES(&p->mac),
+		 conf->ipv4, p->mtu);
+	return p;
+
+err_stop:
+	rte_eth_dev_stop(p->port_id);
+err_pool:
+	rte_mempool_free(p->pool);
+err_detach:
+	if (p->probed)
+		port_detach(p->port_id);
+err_free:
+	free(p);
+	rte_errno = -ret;
+	return NULL;
+}
+
+int
+dpdat_port_free(struct dpdat_port *p)
+{
+	if (p == NULL || p->magic != PORT_MAGIC)
+		return -EBADF;
+	p->magic = 0;
+	/* stop before closing; never depend on a clean peer disconnect */
+	rte_eth_dev_stop(p->port_id);
+	if (p->probed)
+		port_detach(p->port_id);
+	rte_mempool_free(p->pool);
+	free(p);
+	return 0;
+}
+
+int
+dpdat_port_query(const struct dpdat_port *p, struct dpdat_port_info *info)
+{
+	struct rte_eth_link link;
+
+	if (p == NULL || p->magic != PORT_MAGIC)
+		return -EBADF;
+	if (info == NULL)
+		return -EINVAL;
+	memset(info, 0, sizeof(*info));
+	info->port_id = p->port_id;
+	snprintf(info->name, sizeof(info->name), "%s", p->name);
+	info->mac = p->mac;
+	info->ipv4 = p->ip;
+	info->mtu = p->mtu;
+	if (rte_eth_link_get_nowait(p->port_id, &link) == 0) {
+		info->link_up = link.link_status == RTE_ETH_LINK_UP;
+		info->link_speed = link.link_speed;
+	}
+	return 0;
+}
+
+int
+dpdat_port_stats(const struct dpdat_port *p, struct dpdat_port_stats *st)
+{
+	if (p == NULL || p->magic != PORT_MAGIC)
+		return -EBADF;
+	if (st == NULL)
+		return -EINVAL;
+	*st = p->st;
+	return 0;
+}
+
+/* Is m an IPv4/UDP 4791 frame for us with consistent lengths? */
+static bool
+port_is_roce(struct dpdat_port *p, struct rte_mbuf *m)
+{
+	const struct rte_ipv4_hdr *ip;
+	const struct rte_udp_hdr *udp;
+	uint32_t len = rte_pktmbuf_pkt_len(m);
+	uint16_t tot;
+
+	if (rte_pktmbuf_data_len(m) < PORT_HDR_LEN + sizeof(struct roce_bth) ||
+	    len < PORT_HDR_LEN + sizeof(struct roce_bth) + ROCE_ICRC_LEN) {
+		p->st.drop_malformed++;
+		return false;
+	}
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
+				     sizeof(struct rte_ether_hdr));
+	udp = (const struct rte_udp_hdr *)(ip + 1);
+	if (ip->dst_addr != p->ip || ip->next_proto_id != IPPROTO_UDP ||
+	    udp->dst_port != rte_cpu_to_be_16(ROCE_UDP_PORT)) {
+		p->st.drop_not_ours++;
+		return false;
+	}
+	tot = rte_be_to_cpu_16(ip->total_length);
+	/* no IP options, no fragments, lengths that agree with the frame */
+	if (ip->version_ihl != RTE_IPV4_VHL_DEF ||
+	    (rte_be_to_cpu_16(ip->fragment_offset) &
+	     (RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) ||
+	    tot + sizeof(struct rte_ether_hdr) > len ||
+	    rte_be_to_cpu_16(udp->dgram_len) != tot - sizeof(*ip)) {
+		p->st.drop_malformed++;
+		return false;
+	}
+	/* drop Ethernet padding beyond the IP datagram */
+	if (tot + sizeof(struct rte_ether_hdr) < len)
+		rte_pktmbuf_trim(m, len - tot - sizeof(struct rte_ether_hdr));
+	return true;
+}
+
+uint16_t
+port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *rx[PORT_BURST];
+	const struct rte_ether_hdr *eth;
+	uint16_t i, nb, out = 0;
+
+	nb = rte_eth_rx_burst(p->port_id, 0, rx, RTE_MIN(n, PORT_BURST));
+	for (i = 0; i < nb; i++) {
+		struct rte_mbuf *m = rx[i];
+
+		p->st.rx_pkts++;
+		p->st.rx_bytes += rte_pktmbuf_pkt_len(m);
+		if (rte_pktmbuf_data_len(m) < sizeof(*eth)) {
+			p->st.drop_malformed++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+		if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
+			p->st.rx_arp++;
+			port_arp_input(p, m);
+			continue;
+		}
+		if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+		    (!rte_is_same_ether_addr(&eth->dst_addr, &p->mac) &&
+		     !rte_is_broadcast_ether_addr(&eth->dst_addr))) {
+			p->st.drop_not_ours++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (!port_is_roce(p, m)) {
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		p->st.rx_roce++;
+		pkts[out++] = m;
+	}
+	return out;
+}
+
+uint16_t
+port_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = 0, k;
+
+	if (n == 0)
+		return 0;
+	sent = rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	for (k = 0; k < sent; k++)
+		p->st.tx_bytes += rte_pktmbuf_pkt_len(pkts[k]);
+	p->st.tx_pkts += sent;
+	if (sent < n) {
+		p->st.drop_tx_full += n - sent;
+		rte_pktmbuf_free_bulk(pkts + sent, n - sent);
+	}
+	return sent;
+}
+
+int
+port_frame(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
+	   const struct rte_ether_addr *dst_mac, uint16_t src_port)
+{
+	struct rte_ether_hdr *eth;
+	struct rte_ipv4_hdr *ip;
+	struct rte_udp_hdr *udp;
+	uint32_t l4 = rte_pktmbuf_pkt_len(m) + ROCE_ICRC_LEN;
+	uint32_t icrc;
+	uint8_t *tail;
+
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, PORT_HDR_LEN);
+	if (eth == NULL)
+		return -ENOSPC;
+	ip = (struct rte_ipv4_hdr *)(eth + 1);
+	udp = (struct rte_udp_hdr *)(ip + 1);
+	eth->dst_addr = *dst_mac;
+	eth->src_addr = p->mac;
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->type_of_service = 0;
+	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*udp) + l4);
+	ip->packet_id = rte_cpu_to_be_16(p->ip_id++);
+	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+	ip->time_to_live = 64;
+	ip->next_proto_id = IPPROTO_UDP;
+	ip->hdr_checksum = 0;
+	ip->src_addr = p->ip;
+	ip->dst_addr = dst_ip;
+	udp->src_port = rte_cpu_to_be_16(src_port);
+	udp->dst_port = rte_cpu_to_be_16(ROCE_UDP_PORT);
+	udp->dgram_len = rte_cpu_to_be_16(sizeof(*udp) + l4);
+	udp->dgram_cksum = 0;	/* RoCEv2 leaves the UDP checksum zero */
+	m->l2_len = sizeof(*eth);
+	m->l3_len = sizeof(*ip);
+	if (p->tx_offloads & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM)
+		m->ol_flags |= RTE_MBUF_F_TX_IPV4 | RTE_MBUF_F_TX_IP_CKSUM;
+	else
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	tail = (uint8_t *)rte_pktmbuf_append(m, ROCE_ICRC_LEN);
+	if (tail == NULL) {
+		rte_pktmbuf_adj(m, PORT_HDR_LEN);
+		return -ENOSPC;
+	}
+	/* the ICRC masks the IP checksum, so its order does not matter */
+	icrc = roce_icrc_mbuf(m, sizeof(*eth));
+	tail[0] = icrc;
+	tail[1] = icrc >> 8;
+	tail[2] = icrc >> 16;
+	tail[3] = icrc >> 24;
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_PORT_PRIV_H
+#define DPDAT_PORT_PRIV_H
+
+/*
+ * Internal view of a port for the engine. The data-path calls (port_rx,
+ * port_tx, port_frame, port_resolve, port_timer) are made by the one thread
+ * that owns the port: no locks.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+
+#include <dpdat/dpdat_port.h>
+
+extern int dpdat_port_logtype;
+#define PORT_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, dpdat_port_logtype, "dpdat_port: " fmt "\n", \
+		##__VA_ARGS__)
+
+#define PORT_MAGIC	0x504f5254u
+#define PORT_BURST	32
+#define PORT_NEIGH_SIZE	256		/* power of two */
+#define PORT_ARP_RETRY_MS 200
+#define PORT_ARP_TRIES	5
+#define PORT_NEIGH_TTL_S 300
+
+/* Offset of the BTH in a frame dpdat builds or accepts. */
+#define PORT_HDR_LEN (sizeof(struct rte_ether_hdr) + \
+		      sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
+
+enum neigh_state {
+	NEIGH_FREE = 0,
+	NEIGH_INCOMPLETE,	/* request sent, no answer yet */
+	NEIGH_REACHABLE,
+	NEIGH_FAILED,		/* no answer after PORT_ARP_TRIES */
+};
+
+struct port_neigh {
+	uint32_t ip;		/* network order */
+	uint8_t state;
+	uint8_t tries;
+	struct rte_ether_addr mac;
+	uint64_t tsc;		/* last update or request */
+};
+
+struct dpdat_port {
+	uint32_t magic;
+	uint16_t port_id;
+	bool probed;		/* we probed the device: we detach it */
+	char name[64];
+	struct rte_ether_addr mac;
+	uint32_t ip;		/* network order */
+	uint16_t mtu;
+	uint16_t ip_id;
+	uint64_t tx_offloads;
+	struct rte_mempool *pool;
+	uint64_t tsc_hz;
+	struct dpdat_port_stats st;
+	struct port_neigh neigh[PORT_NEIGH_SIZE];
+};
+
+/* Receive a burst; ARP is answered and learnt here, frames that are not
+ * RoCEv2 for us are dropped. RoCE frames are returned with the Ethernet,
+ * IPv4 and UDP headers still in place (the BTH at PORT_HDR_LEN). */
+uint16_t port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
+
+/* Transmit; frames the device refuses are freed and counted. Returns the
+ * number sent. */
+uint16_t port_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
+
+/* Put Ethernet, IPv4 and UDP headers in front of m (whose data starts with
+ * the BTH and already ends with room for nothing else), then append the
+ * ICRC. -ENOSPC when the mbuf has no headroom or tailroom. */
+int port_frame(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
+	       const struct rte_ether_addr *dst_mac, uint16_t src_port);
+
+/* MAC of ip: 0; -EAGAIN while asking (a request went out); -EHOSTUNREACH
+ * after PORT_ARP_TRIES unanswered requests. */
+int port_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac);
+
+/* Retries and expiry of the neighbour table; call now and then. */
+void port_timer(struct dpdat_port *p);
+
+/* arp.c */
+void port_arp_input(struct dpdat_port *p, struct rte_mbuf *m);
+struct port_neigh *port_neigh_find(struct dpdat_port *p, uint32_t ip,
+				   bool create);
+int port_arp_request(struct dpdat_port *p, uint32_t ip);
+
+#endif /* DPDAT_PORT_PRIV_H */

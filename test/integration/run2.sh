@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# Run a two-process test over a fresh memif socket: the server role in the
+# background, the client in the foreground, both bounded in time; the test
+# passes when both exit 0. Usage: run2.sh <timeout-s> <program> [args...]
+# The program is called as: program server|client <socket> args...
+set -u
+limit=$1; prog=$2; shift 2
+sock=$(mktemp -u /tmp/dpdat-memif-XXXXXX.sock)
+cleanup() {
+	[ -n "${spid:-}" ] && kill -9 "$spid" 2>/dev/null
+	rm -f "$sock"
+}
+trap cleanup EXIT
+timeout -k 2 "$limit" "$prog" server "$sock" "$@" > >(sed 's/^/[server] /') 2>&1 &
+spid=$!
+sleep 0.5
+timeout -k 2 "$limit" "$prog" client "$sock" "$@" 2>&1 | sed 's/^/[client] /'
+crc=${PIPESTATUS[0]}
+wait "$spid"; src=$?
+spid=
+echo "server exit $src, client exit $crc"
+[ "$src" -eq 0 ] && [ "$crc" -eq 0 ]
