@@ -26,7 +26,8 @@
 RTE_LOG_REGISTER_DEFAULT(dpdat_port_logtype, NOTICE);
 
 #define PORT_RING_SIZE	1024
-#define PORT_MBUF_DATA	(RTE_MBUF_DEFAULT_DATAROOM)
+/* one PMTU-4096 RoCEv2 frame per mbuf: 4096 + 78 bytes of headers */
+#define PORT_MBUF_DATA	(4096 + 256)
 
 /* Probe devargs unless a port of that name (or the device named by the
  * devargs) already exists; return its port id. */

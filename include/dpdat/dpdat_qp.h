@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_QP_H
+#define DPDAT_QP_H
+
+/**
+ * @file
+ * dpdat devices, completion queues and reliable-connected queue pairs: the
+ * RoCEv2 RC engine. A device is a port plus its registration domain plus one
+ * progress engine. Work requests are posted from any thread through
+ * lock-free rings; the engine (a dedicated thread, or the consumer's own poll
+ * calls in inline mode) moves them as RoCEv2 packets and reports completions.
+ */
+
+#include <stdint.h>
+
+#include <dpdat/dpdat_mr.h>
+#include <dpdat/dpdat_port.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dpdat_dev;
+struct dpdat_cq;
+struct dpdat_qp;
+
+/** Who runs the engine. */
+enum dpdat_progress {
+	/** A dedicated thread polls the port (default when a core is free). */
+	DPDAT_PROGRESS_THREAD = 0,
+	/** dpdat_cq_poll(), dpdat_cq_wait() and dpdat_dev_progress() run it. */
+	DPDAT_PROGRESS_INLINE,
+};
+
+/** Configuration of dpdat_dev_open(). */
+struct dpdat_dev_conf {
+	struct dpdat_port_conf port;
+	struct dpdat_mr_domain_conf mr;
+	enum dpdat_progress progress;
+	/** Largest number of QPs; 0 means 1024. */
+	uint32_t max_qps;
+};
+
+/**
+ * Open a device: bring up its port, create its registration domain and start
+ * its engine.
+ *
+ * @return The device, or NULL with rte_errno as dpdat_port_create() or
+ *   dpdat_mr_domain_create(), or EINVAL.
+ */
+struct dpdat_dev *
+dpdat_dev_open(const struct dpdat_dev_conf *conf);
+
+/**
+ * Close a device with no QPs or CQs left.
+ *
+ * @return 0, -EBADF, -EBUSY (QPs or CQs remain).
+ */
+int
+dpdat_dev_close(struct dpdat_dev *dev);
+
+/** The device's registration domain (PZs and LMRs are created in it). */
+struct dpdat_mr_domain *
+dpdat_dev_domain(struct dpdat_dev *dev);
+
+/** The device's port. */
+struct dpdat_port *
+dpdat_dev_port(struct dpdat_dev *dev);
+
+/**
+ * Run the engine once (receive a burst, send what is queued, run timers).
+ * In thread mode this returns -EBUSY: the thread does it.
+ *
+ * @return Packets handled (>= 0), -EBADF, -EBUSY.
+ */
+int
+dpdat_dev_progress(struct dpdat_dev *dev);
+
+/** Completion status (values follow ibv_wc_status). */
+enum dpdat_wc_status {
+	DPDAT_WC_SUCCESS = 0,
+	DPDAT_WC_LOC_LEN_ERR = 1,
+	DPDAT_WC_LOC_QP_OP_ERR = 2,
+	DPDAT_WC_LOC_PROT_ERR = 4,
+	DPDAT_WC_WR_FLUSH_ERR = 5,
+	DPDAT_WC_REM_INV_REQ_ERR = 9,
+	DPDAT_WC_REM_ACCESS_ERR = 10,
+	DPDAT_WC_REM_OP_ERR = 11,
+	DPDAT_WC_RETRY_EXC_ERR = 12,
+	DPDAT_WC_RNR_RETRY_EXC_ERR = 13,
+};
+
+/** Work request opcodes. */
+enum dpdat_wr_opcode {
+	DPDAT_WR_SEND = 0,
+	DPDAT_WR_SEND_IMM,
+	DPDAT_WR_RDMA_WRITE,
+	DPDAT_WR_RDMA_WRITE_IMM,
+	DPDAT_WR_RDMA_READ,
+	DPDAT_WR_RECV,		/**< in completions only */
+	DPDAT_WR_RECV_RDMA_IMM,	/**< in completions only: WRITE with imm */
+};
+
+#define DPDAT_SEND_SIGNALED	0x1	/**< complete even if sq_sig_all is 0 */
+#define DPDAT_SEND_SOLICITED	0x2
+#define DPDAT_SEND_FENCE	0x4	/**< wait for earlier READs */
+
+#define DPDAT_WC_WITH_IMM	0x1
+
+/** Scatter/gather element: a range of a registered LMR. */
+struct dpdat_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+#define DPDAT_MAX_SGE 8
+
+/** A send-queue work request. */
+struct dpdat_send_wr {
+	uint64_t wr_id;
+	enum dpdat_wr_opcode opcode;
+	uint32_t flags;			/**< DPDAT_SEND_* */
+	const struct dpdat_sge *sg_list;
+	uint32_t num_sge;		/**< 0..DPDAT_MAX_SGE */
+	uint32_t imm_data;		/**< network order, as on the wire */
+	uint64_t remote_addr;		/**< RDMA only */
+	uint32_t rkey;			/**< RDMA only */
+};
+
+/** A receive-queue work request. */
+struct dpdat_recv_wr {
+	uint64_t wr_id;
+	const struct dpdat_sge *sg_list;
+	uint32_t num_sge;
+};
+
+/** A completion. */
+struct dpdat_wc {
+	uint64_t wr_id;
+	enum dpdat_wc_status status;
+	enum dpdat_wr_opcode opcode;
+	uint32_t byte_len;		/**< receives and READs */
+	uint32_t imm_data;		/**< network order, with DPDAT_WC_WITH_IMM */
+	uint32_t qp_num;
+	uint32_t flags;			/**< DPDAT_WC_* */
+};
+
+/**
+ * Create a completion queue of at least @p size entries.
+ *
+ * @return The CQ, or NULL with rte_errno: EBADF, EINVAL, ENOMEM.
+ */
+struct dpdat_cq *
+dpdat_cq_create(struct dpdat_dev *dev, uint32_t size);
+
+/**
+ * Take up to @p n completions. In inline mode it runs the engine first.
+ *
+ * @return Completions taken (0..n), or -EBADF, -EINVAL.
+ */
+int
+dpdat_cq_poll(struct dpdat_cq *cq, struct dpdat_wc *wc, int n);
+
+/**
+ * Wait until the CQ holds a completion or @p timeout_ms passes (-1: forever).
+ * Thread mode sleeps on an eventfd; inline mode runs the engine meanwhile.
+ *
+ * @return 1 when a completion is ready, 0 on timeout, -EBADF.
+ */
+int
+dpdat_cq_wait(struct dpdat_cq *cq, int timeout_ms);
+
+/** File descriptor that becomes readable when completions arrive. */
+int
+dpdat_cq_fd(const struct dpdat_cq *cq);
+
+/**
+ * Free a CQ that no QP uses.
+ *
+ * @return 0, -EBADF, -EBUSY.
+ */
+int
+dpdat_cq_free(struct dpdat_cq *cq);
+
+/** QP states (as ibv_qp_state). */
+enum dpdat_qp_state {
+	DPDAT_QPS_RESET = 0,
+	DPDAT_QPS_INIT,
+	DPDAT_QPS_RTR,
+	DPDAT_QPS_RTS,
+	DPDAT_QPS_ERR = 6,
+};
+
+/** Configuration of dpdat_qp_create(). */
+struct dpdat_qp_conf {
+	struct dpdat_pz *pz;
+	struct dpdat_cq *send_cq;
+	struct dpdat_cq *recv_cq;
+	uint32_t max_send_wr;		/**< 0: 256 */
+	uint32_t max_recv_wr;		/**< 0: 256 */
+	int sq_sig_all;			/**< every send WR completes */
+};
+
+/** What the peer told us, out of band until connection management lands. */
+struct dpdat_qp_remote {
+	uint32_t qpn;
+	uint32_t psn;			/**< the peer's first send PSN */
+	uint32_t ipv4;			/**< network order */
+	struct rte_ether_addr mac;
+	uint16_t pmtu;			/**< 256, 512, 1024, 2048 or 4096 */
+	uint8_t retry_cnt;		/**< 0..7, 7 = infinite */
+	uint8_t rnr_retry;		/**< 0..7, 7 = infinite */
+	uint8_t timeout;		/**< IB encoding: 4.096 us * 2^timeout; 0: 14 */
+	uint8_t max_rd_atomic;		/**< READs in flight; 0: 16 */
+};
+
+/** Result of dpdat_qp_query(). */
+struct dpdat_qp_info {
+	uint32_t qpn;
+	uint32_t sq_psn;		/**< our first send PSN */
+	enum dpdat_qp_state state;
+	uint16_t pmtu;
+	uint32_t pz_id;
+};
+
+/** Per-QP counters. */
+struct dpdat_qp_stats {
+	uint64_t tx_pkts, rx_pkts, tx_bytes, rx_bytes;
+	uint64_t retransmits, timeouts;
+	uint64_t naks_sent, naks_rcvd, rnr_naks_sent, rnr_naks_rcvd;
+	uint64_t dup_rcvd, out_of_seq;
+};
+
+/**
+ * Create a QP in the INIT state; its number and first send PSN are in
+ * dpdat_qp_query().
+ *
+ * @return The QP, or NULL with rte_errno: EBADF, EINVAL, ENOMEM, ENOSPC.
+ */
+struct dpdat_qp *
+dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf);
+
+/**
+ * Connect a QP to its peer and move it to RTS.
+ *
+ * @return 0, -EBADF, -EINVAL (bad PMTU, PMTU above the port's MTU, counts),
+ *   -EBUSY (not in INIT).
+ */
+int
+dpdat_qp_connect(struct dpdat_qp *qp, const struct dpdat_qp_remote *remote);
+
+/** @return 0, -EBADF, -EINVAL. */
+int
+dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info);
+
+/** @return 0, -EBADF, -EINVAL. */
+int
+dpdat_qp_stats(const struct dpdat_qp *qp, struct dpdat_qp_stats *stats);
+
+/**
+ * Move a QP to the error state: outstanding work completes with
+ * DPDAT_WC_WR_FLUSH_ERR.
+ *
+ * @return 0, -EBADF.
+ */
+int
+dpdat_qp_set_error(struct dpdat_qp *qp);
+
+/**
+ * Destroy a QP; outstanding work is flushed to its CQs first.
+ *
+ * @return 0, -EBADF.
+ */
+int
+dpdat_qp_free(struct dpdat_qp *qp);
+
+/**
+ * Post a send-queue work request. Thread safe.
+ *
+ * @return 0; -EBADF; -EINVAL (opcode, num_sge, flags); -ENOMEM (send queue
+ *   full); -EBUSY (QP not in RTS; in ERR the request is flushed instead and
+ *   0 returned).
+ */
+int
+dpdat_post_send(struct dpdat_qp *qp, const struct dpdat_send_wr *wr);
+
+/**
+ * Post a receive-queue work request. Thread safe.
+ *
+ * @return 0, -EBADF, -EINVAL, -ENOMEM (receive queue full).
+ */
+int
+dpdat_post_recv(struct dpdat_qp *qp, const struct dpdat_recv_wr *wr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DPDAT_QP_H */

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Completer: ACKs, NAKs and READ responses coming back to the requester.
+ * A WR completes only when the peer acknowledged it (or, for a READ, when
+ * its last response was placed); completions leave in posting order.
+ */
+
+#include <rte_cycles.h>
+
+#include "rc_priv.h"
+
+static inline struct rc_swqe *
+swqe(struct dpdat_qp *qp, uint32_t idx)
+{
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+
+/* The peer has everything up to and including psn: complete the WRs it
+ * covers, stopping at a READ whose responses are not all in. */
+static void
+ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
+{
+	struct rc_swqe *w;
+	uint32_t end;
+
+	while (qp->sq_head != qp->sq_started) {
+		w = swqe(qp, qp->sq_head);
+		if (w->opcode == DPDAT_WR_RDMA_READ) {
+			/* responses acknowledge a READ, nothing else */
+			break;
+		}
+		end = roce_psn_add(w->first_psn, w->npkts - 1);
+		if (roce_psn_diff(end, psn) > 0)
+			break;
+		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
+		qp->sq_head++;
+	}
+	/* una never passes a READ still waiting for responses */
+	if (qp->sq_head != qp->sq_started) {
+		w = swqe(qp, qp->sq_head);
+		if (w->opcode == DPDAT_WR_RDMA_READ)
+			psn = roce_psn_add(w->first_psn, w->done_pkts +
+					   ROCE_PSN_MASK);
+	}
+	if (roce_psn_diff(roce_psn_add(psn, 1), qp->una) > 0) {
+		qp->una = roce_psn_add(psn, 1);
+		qp->progress_tsc = now;
+		qp->retries_left = qp->retry_cnt;
+		qp->read_gap = false;
+	}
+	/* a go-back rewound below what the peer now has: skip ahead */
+	if (roce_psn_diff(qp->una, qp->psn) > 0)
+		rc_go_back(qp, qp->una);
+}
+
+/* The WR holding psn fails with status; the QP breaks. */
+static void
+remote_error(struct dpdat_qp *qp, uint32_t psn, enum dpdat_wc_status status)
+{
+	struct rc_swqe *w;
+
+	ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK), rte_get_tsc_cycles());
+	if (qp->sq_head != qp->sq_started) {
+		w = swqe(qp, qp->sq_head);
+		rc_complete_send(qp, w, status);
+		qp->sq_head++;
+	}
+	RC_LOG(INFO, "qp %u: remote error %d at psn %u", qp->qpn, status, psn);
+	rc_qp_error(qp);
+}
+
+static void
+on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, uint64_t now)
+{
+	const uint32_t prev = roce_psn_add(psn, ROCE_PSN_MASK);
+
+	/* only PSNs we have sent and not yet seen acknowledged */
+	if (roce_psn_diff(psn, qp->una) < -1 ||
+	    roce_psn_diff(psn, qp->frontier) >= 0)
+		return;
+	switch (syn & ROCE_AETH_TYPE_MASK) {
+	case ROCE_AETH_ACK:
+		ack_upto(qp, psn, now);
+		break;
+	case ROCE_AETH_RNR_NAK:
+		qp->st.rnr_naks_rcvd++;
+		ack_upto(qp, prev, now);
+		if (qp->rnr_retry != 7 && qp->rnr_left-- == 0) {
+			remote_error(qp, psn, DPDAT_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		/* the peer's timer code is advisory: wait our fixed delay */
+		qp->rnr_until = now + qp->dev->tsc_hz * RC_RNR_DELAY_US /
+				      1000000;
+		rc_go_back(qp, psn);
+		break;
+	default:	/* NAKs */
+		qp->st.naks_rcvd++;
+		switch (syn) {
+		case ROCE_AETH_NAK_PSN:
+			ack_upto(qp, prev, now);
+			rc_go_back(qp, psn);
+			break;
+		case ROCE_AETH_NAK_INV_REQ:
+			remote_error(qp, psn, DPDAT_WC_REM_INV_REQ_ERR);
+			break;
+		case ROCE_AETH_NAK_REM_ACC:
+			remote_error(qp, psn, DPDAT_WC_REM_ACCESS_ERR);
+			break;
+		default:
+			remote_error(qp, psn, DPDAT_WC_REM_OP_ERR);
+			break;
+		}
+	}
+}
+
+/* A READ response: placed only when it is the next one expected. */
+static void
+on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
+	     uint32_t psn, unsigned int off, unsigned int paylen, uint64_t now)
+{
+	struct rc_swqe *w;
+	enum dpdat_wc_status st;
+	uint32_t k, want, expect;
+
+	if (qp->sq_head == qp->sq_started)
+		return;
+	w = swqe(qp, qp->sq_head);
+	if (w->opcode != DPDAT_WR_RDMA_READ)
+		return;
+	expect = roce_psn_add(w->first_psn, w->done_pkts);
+	if (psn != expect) {
+		/* a response went missing: ask again from the gap, once */
+		if (roce_psn_diff(psn, expect) > 0 && !qp->read_gap) {
+			qp->read_gap = true;
+			qp->st.out_of_seq++;
+			rc_go_back(qp, expect);
+		}
+		return;
+	}
+	k = w->done_pkts;
+	want = RTE_MIN((uint32_t)qp->pmtu, w->len - k * qp->pmtu);
+	if (w->len == 0)
+		want = 0;
+	/* position and size must match what we asked for */
+	if (paylen != want ||
+	    (w->npkts == 1 && op != ROCE_OP_READ_RESP_ONLY) ||
+	    (w->npkts > 1 && k == 0 && op != ROCE_OP_READ_RESP_FIRST) ||
+	    (w->npkts > 1 && k > 0 && k + 1 < w->npkts &&
+	     op != ROCE_OP_READ_RESP_MIDDLE) ||
+	    (w->npkts > 1 && k + 1 == w->npkts &&
+	     op != ROCE_OP_READ_RESP_LAST)) {
+		qp->st.out_of_seq++;
+		return;
+	}
+	st = rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
+			    paylen);
+	if (st != DPDAT_WC_SUCCESS) {
+		rc_complete_send(qp, w, st);
+		qp->sq_head++;
+		rc_qp_error(qp);
+		return;
+	}
+	w->done_pkts++;
+	qp->una = roce_psn_add(psn, 1);
+	qp->progress_tsc = now;
+	qp->retries_left = qp->retry_cnt;
+	qp->read_gap = false;
+	if (w->done_pkts == w->npkts) {
+		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
+		qp->sq_head++;
+		qp->reads_out--;
+		if ((int32_t)(qp->sq_send - qp->sq_head) < 0)
+			qp->sq_send = qp->sq_head;
+	}
+}
+
+void
+rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
+	     const struct roce_bth *bth, unsigned int hdr_off,
+	     unsigned int paylen)
+{
+	const uint64_t now = rte_get_tsc_cycles();
+	const uint32_t psn = roce_bth_psn(bth);
+	const uint8_t op = bth->opcode;
+	struct roce_aeth aeth;
+	uint8_t syn = ROCE_AETH_ACK;
+
+	if (qp->state != DPDAT_QPS_RTS)
+		return;
+	if (roce_op_flags[op] & ROCE_F_AETH) {
+		rc_mbuf_copy(m, hdr_off, (uint8_t *)&aeth, sizeof(aeth));
+		syn = rte_be_to_cpu_32(aeth.smsn) >> 24;
+	}
+	if (op == ROCE_OP_ACK) {
+		on_ack(qp, psn, syn, now);
+		return;
+	}
+	on_read_resp(qp, m, op, psn, hdr_off + roce_ext_len(op), paylen, now);
+}

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* A device: port + registration domain + the engine that runs them. The
+ * engine is one loop: receive a burst and dispatch it, let every QP send,
+ * run timers, flush the transmit batch. dev->busy says who runs it; the
+ * control path takes it too, briefly, to change the QP table. */
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ip.h>
+#include <rte_pause.h>
+#include <rte_udp.h>
+
+#include "port_priv.h"
+#include "rc_priv.h"
+
+RTE_LOG_REGISTER_DEFAULT(dpdat_rc_logtype, NOTICE);
+
+void
+rc_lock_engine(struct dpdat_dev *dev)
+{
+	while (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_ACQUIRE) != 0)
+		rte_pause();
+}
+
+void
+rc_unlock_engine(struct dpdat_dev *dev)
+{
+	__atomic_store_n(&dev->busy, 0, __ATOMIC_RELEASE);
+}
+
+void
+rc_tx_flush(struct dpdat_dev *dev)
+{
+	if (dev->n_tx != 0)
+		port_tx(dev->port, dev->tx, dev->n_tx);
+	dev->n_tx = 0;
+}
+
+void
+rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m)
+{
+	dev->tx[dev->n_tx++] = m;
+	if (dev->n_tx == RC_TX_BURST)
+		rc_tx_flush(dev);
+}
+
+/* Check the ICRC and the BTH of a received frame and hand it to its QP. */
+static void
+rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
+{
+	const unsigned int off = PORT_HDR_LEN;
+	uint32_t len = rte_pktmbuf_pkt_len(m), icrc, qpn;
+	struct roce_bth bth_copy;
+	const struct roce_bth *bth;
+	unsigned int ext, pad, paylen;
+	struct dpdat_qp *qp;
+	uint8_t t[4];
+
+	rc_mbuf_copy(m, len - ROCE_ICRC_LEN, t, ROCE_ICRC_LEN);
+	icrc = t[0] | t[1] << 8 | t[2] << 16 | (uint32_t)t[3] << 24;
+	if (roce_icrc_mbuf(m, sizeof(struct rte_ether_hdr)) != icrc) {
+		dev->drop_icrc++;
+		goto drop;
+	}
+	bth = rte_pktmbuf_read(m, off, sizeof(*bth), &bth_copy);
+	if (bth == NULL || !roce_op_valid(bth->opcode) ||
+	    (bth->flags & 0x0f) != 0 ||
+	    bth->pkey != rte_cpu_to_be_16(ROCE_PKEY_DEFAULT)) {
+		dev->drop_bad_hdr++;
+		goto drop;
+	}
+	ext = roce_ext_len(bth->opcode);
+	pad = roce_bth_pad(bth);
+	if (len < off + sizeof(*bth) + ext + pad + ROCE_ICRC_LEN) {
+		dev->drop_bad_hdr++;
+		goto drop;
+	}
+	paylen = len - off - sizeof(*bth) - ext - pad - ROCE_ICRC_LEN;
+	if (paylen != 0 && !(roce_op_flags[bth->opcode] & ROCE_F_PAYLOAD)) {
+		dev->drop_bad_hdr++;
+		goto drop;
+	}
+	qpn = roce_bth_qpn(bth);
+	if (qpn < RC_QPN_BASE || qpn - RC_QPN_BASE >= dev->max_qps ||
+	    (qp = dev->qps[qpn - RC_QPN_BASE]) == NULL ||
+	    (qp->state != DPDAT_QPS_RTR && qp->state != DPDAT_QPS_RTS)) {
+		dev->drop_no_qp++;
+		goto drop;
+	}
+	qp->st.rx_pkts++;
+	qp->st.rx_bytes += paylen;
+	switch (bth->opcode) {
+	case ROCE_OP_ACK:
+	case ROCE_OP_READ_RESP_FIRST:
+	case ROCE_OP_READ_RESP_MIDDLE:
+	case ROCE_OP_READ_RESP_LAST:
+	case ROCE_OP_READ_RESP_ONLY:
+		rc_completer(qp, m, bth, off + sizeof(*bth), paylen);
+		break;
+	case ROCE_OP_UD_SEND_ONLY:
+	case ROCE_OP_UD_SEND_ONLY_IMM:
+		dev->drop_no_qp++;	/* QP1 arrives with the CM */
+		break;
+	default:
+		rc_responder(qp, m, bth, off + sizeof(*bth), paylen);
+		break;
+	}
+drop:
+	rte_pktmbuf_free(m);
+}
+
+/* One engine iteration; the caller holds dev->busy. */
+static int
+rc_engine_iter(struct dpdat_dev *dev)
+{
+	struct rte_mbuf *pkts[PORT_BURST];
+	struct dpdat_qp *qp;
+	uint64_t now;
+	uint16_t n, i;
+	uint32_t k;
+
+	n = port_rx(dev->port, pkts, PORT_BURST);
+	for (i = 0; i < n; i++)
+		rc_dispatch(dev, pkts[i]);
+	/* coalesced ACKs: one per QP per burst */
+	while ((qp = dev->ack_list) != NULL) {
+		dev->ack_list = qp->ack_next;
+		qp->ack_next = NULL;
+		qp->on_ack_list = false;
+		if (qp->ack_due)
+			rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
+							ROCE_PSN_MASK));
+	}
+	now = rte_get_tsc_cycles();
+	for (k = 0; k < dev->n_qps; k++) {
+		qp = dev->active[k];
+		rc_pull_posted(qp);
+		if (qp->state == DPDAT_QPS_RTS) {
+			rc_responder_reads(qp);
+			rc_requester(qp, now);
+		}
+	}
+	if (now - dev->last_timer > dev->tsc_hz / 1000) {
+		dev->last_timer = now;
+		for (k = 0; k < dev->n_qps; k++)
+			if (dev->active[k]->state == DPDAT_QPS_RTS)
+				rc_requester_timer(dev->active[k], now);
+		port_timer(dev->port);
+	}
+	rc_tx_flush(dev);
+	dev->epoch++;
+	return n;
+}
+
+int
+rc_engine_run(struct dpdat_dev *dev)
+{
+	int n;
+
+	if (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_ACQUIRE) != 0)
+		return 0;	/* someone else is running it */
+	dpdat_mr_reader_online(dev->dom, dev->reader);
+	n = rc_engine_iter(dev);
+	dpdat_mr_reader_offline(dev->dom, dev->reader);
+	rc_unlock_engine(dev);
+	return n;
+}
+
+static void *
+rc_engine_thread(void *arg)
+{
+	struct dpdat_dev *dev = arg;
+	unsigned int idle = 0;
+
+	dpdat_mr_reader_online(dev->dom, dev->reader);
+	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
+		rc_lock_engine(dev);
+		if (rc_engine_iter(dev) == 0)
+			idle++;
+		else
+			idle = 0;
+		rc_unlock_engine(dev);
+		dpdat_mr_reader_quiescent(dev->dom, dev->reader);
+		/* on a shared machine give the core away when nothing moves */
+		if (idle > 4096) {
+			dpdat_mr_reader_offline(dev->dom, dev->reader);
+			sched_yield();
+			dpdat_mr_reader_online(dev->dom, dev->reader);
+			idle = 2048;
+		}
+	}
+	dpdat_mr_reader_offline(dev->dom, dev->reader);
+	return NULL;
+}
+
+int
+dpdat_dev_progress(struct dpdat_dev *dev)
+{
+	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
+		return -EBADF;
+	if (dev->progress != DPDAT_PROGRESS_INLINE)
+		return -EBUSY;
+	return rc_engine_run(dev);
+}
+
+struct dpdat_dev *
+dpdat_dev_open(const struct dpdat_dev_conf *conf)
+{
+	struct dpdat_dev *dev;
+	int ret;
+
+	if (conf == NULL || conf->progress > DPDAT_PROGRESS_INLINE ||
+	    conf->max_qps > (1u << 20)) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (dev == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	dev->max_qps = conf->max_qps ? conf->max_qps : 1024;
+	dev->qps = calloc(dev->max_qps, sizeof(*dev->qps));
+	dev->active = calloc(dev->max_qps, sizeof(*dev->active));
+	if (dev->qps == NULL || dev->active == NULL) {
+		ret = ENOMEM;
+		goto err_free;
+	}
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->progress = conf->progress;
+	dev->tsc_hz = rte_get_tsc_hz();
+	dev->dom = dpdat_mr_domain_create(&conf->mr);
+	if (dev->dom == NULL) {
+		ret = rte_errno;
+		goto err_free;
+	}
+	ret = -dpdat_mr_reader_register(dev->dom, &dev->reader);
+	if (ret != 0)
+		goto err_dom;
+	dev->port = dpdat_port_create(&conf->port);
+	if (dev->port == NULL) {
+		ret = rte_errno;
+		goto err_reader;
+	}
+	dev->magic = RC_MAGIC_DEV;
+	if (dev->progress == DPDAT_PROGRESS_THREAD) {
+		ret = pthread_create(&dev->thread, NULL, rc_engine_thread, dev);
+		if (ret != 0)
+			goto err_port;
+		dev->thread_started = 1;
+		pthread_setname_np(dev->thread, "dpdat-engine");
+	}
+	return dev;
+
+err_port:
+	dev->magic = 0;
+	dpdat_port_free(dev->port);
+err_reader:
+	dpdat_mr_reader_unregister(dev->dom, dev->reader);
+err_dom:
+	dpdat_mr_domain_free(dev->dom);
+err_free:
+	free(dev->qps);
+	free(dev->active);
+	free(dev);
+	rte_errno = ret;
+	return NULL;
+}
+
+int
+dpdat_dev_close(struct dpdat_dev *dev)
+{
+	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
+		return -EBADF;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->n_qps != 0 || dev->n_cqs != 0) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	dev->magic = 0;
+	pthread_mutex_unlock(&dev->lock);
+	if (dev->thread_started) {
+		__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(dev->thread, NULL);
+	}
+	rc_tx_flush(dev);
+	dpdat_port_free(dev->port);
+	dpdat_mr_reader_unregister(dev->dom, dev->reader);
+	/* PZs left by the consumer keep the domain; say so rather than leak
+	 * silently */
+	if (dpdat_mr_domain_free(dev->dom) != 0)
+		RC_LOG(WARNING, "device closed with protection zones left");
+	free(dev->qps);
+	free(dev->active);
+	free(dev);
+	return 0;
+}
+
+struct dpdat_mr_domain *
+dpdat_dev_domain(struct dpdat_dev *dev)
+{
+	return dev != NULL && dev->magic == RC_MAGIC_DEV ? dev->dom : NULL;
+}
+
+struct dpdat_port *
+dpdat_dev_port(struct dpdat_dev *dev)
+{
+	return dev != NULL && dev->magic == RC_MAGIC_DEV ? dev->port : NULL;
+}

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* QP life cycle and posting. Posting threads validate a work request and
+ * enqueue a copy on the QP's MPSC ring; the engine pulls them into its own
+ * arrays (rc_pull_posted) where the requester and responder own them. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_jhash.h>
+#include <rte_random.h>
+
+#include "port_priv.h"
+#include "rc_priv.h"
+
+static int
+qp_rings(struct dpdat_qp *qp)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "dpdat_sq%p", (void *)qp);
+	qp->sq_ring = rte_ring_create_elem(name, sizeof(struct rc_swqe),
+		rte_align32pow2(qp->sq_max + 1), SOCKET_ID_ANY,
+		RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "dpdat_rq%p", (void *)qp);
+	qp->rq_ring = rte_ring_create_elem(name, sizeof(struct rc_rwqe),
+		rte_align32pow2(qp->rq_max + 1), SOCKET_ID_ANY,
+		RING_F_SC_DEQ);
+	qp->sq_size = rte_align32pow2(qp->sq_max);
+	qp->rq_size = rte_align32pow2(qp->rq_max);
+	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
+	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
+	if (qp->sq_ring == NULL || qp->rq_ring == NULL || qp->sq == NULL ||
+	    qp->rq == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+static void
+qp_release(struct dpdat_qp *qp)
+{
+	rte_ring_free(qp->sq_ring);
+	rte_ring_free(qp->rq_ring);
+	free(qp->sq);
+	free(qp->rq);
+	free(qp);
+}
+
+struct dpdat_qp *
+dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
+{
+	struct dpdat_pz_info pi;
+	struct dpdat_qp *qp;
+	uint32_t k, idx;
+
+	if (dev == NULL || dev->magic != RC_MAGIC_DEV || conf == NULL ||
+	    dpdat_pz_query(conf->pz, &pi) != 0 || pi.domain != dev->dom ||
+	    conf->send_cq == NULL || conf->send_cq->magic != RC_MAGIC_CQ ||
+	    conf->recv_cq == NULL || conf->recv_cq->magic != RC_MAGIC_CQ) {
+		rte_errno = EBADF;
+		return NULL;
+	}
+	if (conf->max_send_wr > 65536 || conf->max_recv_wr > 65536 ||
+	    conf->send_cq->dev != dev || conf->recv_cq->dev != dev) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	qp->dev = dev;
+	qp->pz = conf->pz;
+	qp->pz_id = pi.id;
+	qp->scq = conf->send_cq;
+	qp->rcq = conf->recv_cq;
+	qp->sig_all = conf->sq_sig_all;
+	qp->sq_max = conf->max_send_wr ? conf->max_send_wr : 256;
+	qp->rq_max = conf->max_recv_wr ? conf->max_recv_wr : 256;
+	if (qp_rings(qp) != 0) {
+		qp_release(qp);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	qp->isn = (uint32_t)rte_rand() & ROCE_PSN_MASK;
+	qp->psn = qp->una = qp->frontier = qp->isn;
+	qp->state = DPDAT_QPS_INIT;
+	qp->magic = RC_MAGIC_QP;
+
+	pthread_mutex_lock(&dev->lock);
+	for (k = 0; k < dev->max_qps; k++) {
+		idx = (dev->next_qpn + k) % dev->max_qps;
+		if (dev->qps[idx] == NULL)
+			break;
+	}
+	if (k == dev->max_qps) {
+		pthread_mutex_unlock(&dev->lock);
+		qp_release(qp);
+		rte_errno = ENOSPC;
+		return NULL;
+	}
+	dev->next_qpn = idx + 1;
+	qp->qpn = RC_QPN_BASE + idx;
+	/* the UDP source port spreads QPs over RSS queues, as rxe does */
+	qp->sport = 0xc000 | (rte_jhash_1word(qp->qpn, 0) & 0x3fff);
+	qp->scq->users++;
+	qp->rcq->users++;
+	rc_lock_engine(dev);
+	dev->qps[idx] = qp;
+	dev->active[dev->n_qps++] = qp;
+	rc_unlock_engine(dev);
+	pthread_mutex_unlock(&dev->lock);
+	/* the PZ cannot go while a QP uses it: count it as a reference */
+	return qp;
+}
+
+static bool
+pmtu_ok(uint16_t pmtu)
+{
+	return pmtu == 256 || pmtu == 512 || pmtu == 1024 || pmtu == 2048 ||
+	       pmtu == 4096;
+}
+
+int
+dpdat_qp_connect(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
+{
+	const unsigned int hdrs = 20 + 8 + 12 + 16 + 4 + 4;	/* IP..ICRC */
+	struct dpdat_dev *dev;
+	uint64_t us;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	dev = qp->dev;
+	if (r == NULL || !pmtu_ok(r->pmtu) || r->qpn > ROCE_QPN_MASK ||
+	    r->qpn < 2 || r->psn > ROCE_PSN_MASK || r->retry_cnt > 7 ||
+	    r->rnr_retry > 7 || r->timeout > 31 ||
+	    r->pmtu + hdrs > dev->port->mtu)
+		return -EINVAL;
+	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != DPDAT_QPS_INIT)
+		return -EBUSY;
+	rc_lock_engine(dev);
+	qp->dqpn = r->qpn;
+	qp->dip = r->ipv4;
+	qp->dmac = r->mac;
+	qp->pmtu = r->pmtu;
+	qp->retry_cnt = r->retry_cnt;
+	qp->rnr_retry = r->rnr_retry;
+	qp->retries_left = r->retry_cnt;
+	qp->rnr_left = r->rnr_retry;
+	qp->max_rd = r->max_rd_atomic ? r->max_rd_atomic : 16;
+	/* IB encoding: 4.096 us * 2^timeout; 14 is 67 ms */
+	us = (4096ull << (r->timeout ? r->timeout : 14)) / 1000;
+	qp->timeout_tsc = us * dev->tsc_hz / 1000000;
+	qp->epsn = r->psn;
+	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
+	rc_unlock_engine(dev);
+	return 0;
+}
+
+int
+dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info)
+{
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (info == NULL)
+		return -EINVAL;
+	info->qpn = qp->qpn;
+	info->sq_psn = qp->isn;
+	info->state = (enum dpdat_qp_state)__atomic_load_n(&qp->state,
+							    __ATOMIC_ACQUIRE);
+	info->pmtu = qp->pmtu;
+	info->pz_id = qp->pz_id;
+	return 0;
+}
+
+int
+dpdat_qp_stats(const struct dpdat_qp *qp, struct dpdat_qp_stats *st)
+{
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (st == NULL)
+		return -EINVAL;
+	*st = qp->st;	/* counters: a slightly torn snapshot is fine */
+	return 0;
+}
+
+void
+rc_complete_send(struct dpdat_qp *qp, const struct rc_swqe *w,
+		 enum dpdat_wc_status status)
+{
+	struct dpdat_wc wc = {
+		.wr_id = w->wr_id, .status = status,
+		.opcode = (enum dpdat_wr_opcode)w->opcode,
+		.byte_len = w->len, .qp_num = qp->qpn,
+	};
+
+	if (w->signaled || status != DPDAT_WC_SUCCESS)
+		rc_cq_push(qp->scq, &wc);
+	__atomic_sub_fetch(&qp->sq_out, 1, __ATOMIC_RELEASE);
+}
+
+void
+rc_complete_recv(struct dpdat_qp *qp, const struct rc_rwqe *w,
+		 enum dpdat_wc_status status, enum dpdat_wr_opcode op,
+		 uint32_t len, const uint32_t *imm)
+{
+	struct dpdat_wc wc = {
+		.wr_id = w->wr_id, .status = status, .opcode = op,
+		.byte_len = len, .qp_num = qp->qpn,
+	};
+
+	if (imm != NULL) {
+		wc.imm_data = *imm;
+		wc.flags = DPDAT_WC_WITH_IMM;
+	}
+	rc_cq_push(qp->rcq, &wc);
+	__atomic_sub_fetch(&qp->rq_out, 1, __ATOMIC_RELEASE);
+}
+
+/* Engine: take what posting threads queued. */
+void
+rc_pull_posted(struct dpdat_qp *qp)
+{
+	unsigned int n;
+
+	while (qp->sq_tail - qp->sq_head < qp->sq_size) {
+		n = rte_ring_dequeue_elem(qp->sq_ring,
+					  &qp->sq[qp->sq_tail & (qp->sq_size - 1)],
+					  sizeof(struct rc_swqe));
+		if (n != 0)
+			break;
+		qp->sq_tail++;
+	}
+	while (qp->rq_tail - qp->rq_head < qp->rq_size) {
+		n = rte_ring_dequeue_elem(qp->rq_ring,
+					  &qp->rq[qp->rq_tail & (qp->rq_size - 1)],
+					  sizeof(struct rc_rwqe));
+		if (n != 0)
+			break;
+		qp->rq_tail++;
+	}
+	if (qp->state == DPDAT_QPS_ERR)
+		rc_qp_flush(qp);
+}
+
+/* Engine: everything outstanding completes as flushed. */
+void
+rc_qp_flush(struct dpdat_qp *qp)
+{
+	for (; qp->sq_head != qp->sq_tail; qp->sq_head++)
+		rc_complete_send(qp, &qp->sq[qp->sq_head & (qp->sq_size - 1)],
+				 DPDAT_WC_WR_FLUSH_ERR);
+	for (; qp->rq_head != qp->rq_tail; qp->rq_head++)
+		rc_complete_recv(qp, &qp->rq[qp->rq_head & (qp->rq_size - 1)],
+				 DPDAT_WC_WR_FLUSH_ERR, DPDAT_WR_RECV, 0, NULL);
+	qp->sq_send = qp->sq_started = qp->sq_head;
+	qp->reads_out = 0;
+	qp->nres = 0;
+}
+
+/* Engine: the QP breaks; the caller already completed the failing WR. */
+void
+rc_qp_error(struct dpdat_qp *qp)
+{
+	__atomic_store_n(&qp->state, DPDAT_QPS_ERR, __ATOMIC_RELEASE);
+	rc_qp_flush(qp);
+}
+
+int
+dpdat_qp_set_error(struct dpdat_qp *qp)
+{
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	rc_lock_engine(qp->dev);
+	rc_pull_posted(qp);
+	rc_qp_error(qp);
+	rc_unlock_engine(qp->dev);
+	return 0;
+}
+
+int
+dpdat_qp_free(struct dpdat_qp *qp)
+{
+	struct dpdat_dev *dev;
+	uint32_t k;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	dev = qp->dev;
+	pthread_mutex_lock(&dev->lock);
+	rc_lock_engine(dev);
+	qp->magic = 0;
+	rc_pull_posted(qp);
+	rc_qp_error(qp);
+	dev->qps[qp->qpn - RC_QPN_BASE] = NULL;
+	if (qp->on_ack_list) {
+		struct dpdat_qp **pp = &dev->ack_list;
+
+		while (*pp != qp)
+			pp = &(*pp)->ack_next;
+		*pp = qp->ack_next;
+	}
+	for (k = 0; k < dev->n_qps; k++)
+		if (dev->active[k] == qp)
+			break;
+	dev->active[k] = dev->active[--dev->n_qps];
+	rc_unlock_engine(dev);
+	qp->scq->users--;
+	qp->rcq->users--;
+	pthread_mutex_unlock(&dev->lock);
+	qp_release(qp);
+	return 0;
+}
+
+int
+dpdat_post_send(struct dpdat_qp *qp, const struct dpdat_send_wr *wr)
+{
+	struct rc_swqe w;
+	uint32_t i, out;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (wr == NULL || wr->num_sge > DPDAT_MAX_SGE ||
+	    (wr->num_sge != 0 && wr->sg_list == NULL) ||
+	    wr->opcode > DPDAT_WR_RDMA_READ ||
+	    (wr->flags & ~(DPDAT_SEND_SIGNALED | DPDAT_SEND_SOLICITED |
+			   DPDAT_SEND_FENCE)) != 0)
+		return -EINVAL;
+	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) < DPDAT_QPS_RTS)
+		return -EBUSY;
+	memset(&w, 0, offsetof(struct rc_swqe, sge));
+	w.wr_id = wr->wr_id;
+	w.opcode = (uint8_t)wr->opcode;
+	w.flags = (uint8_t)wr->flags;
+	w.signaled = qp->sig_all || (wr->flags & DPDAT_SEND_SIGNALED);
+	w.num_sge = (uint8_t)wr->num_sge;
+	w.imm = wr->imm_data;
+	w.raddr = wr->remote_addr;
+	w.rkey = wr->rkey;
+	for (i = 0; i < wr->num_sge; i++) {
+		w.sge[i] = wr->sg_list[i];
+		if (w.len + wr->sg_list[i].length < w.len)
+			return -EINVAL;	/* wraps 32 bits */
+		w.len += wr->sg_list[i].length;
+	}
+	/* reserve a slot first: the engine's array never overflows */
+	out = __atomic_load_n(&qp->sq_out, __ATOMIC_RELAXED);
+	do {
+		if (out >= qp->sq_max)
+			return -ENOMEM;
+	} while (!__atomic_compare_exchange_n(&qp->sq_out, &out, out + 1,
+					      true, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	if (rte_ring_enqueue_elem(qp->sq_ring, &w, sizeof(w)) != 0) {
+		__atomic_sub_fetch(&qp->sq_out, 1, __ATOMIC_RELEASE);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int
+dpdat_post_recv(struct dpdat_qp *qp, const struct dpdat_recv_wr *wr)
+{
+	struct rc_rwqe w;
+	uint32_t i, out;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (wr == NULL || wr->num_sge > DPDAT_MAX_SGE ||
+	    (wr->num_sge != 0 && wr->sg_list == NULL))
+		return -EINVAL;
+	w.wr_id = wr->wr_id;
+	w.num_sge = wr->num_sge;
+	w.len = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		w.sge[i] = wr->sg_list[i];
+		if (w.len + wr->sg_list[i].length < w.len)
+			return -EINVAL;
+		w.len += wr->sg_list[i].length;
+	}
+	out = __atomic_load_n(&qp->rq_out, __ATOMIC_RELAXED);
+	do {
+		if (out >= qp->rq_max)
+			return -ENOMEM;
+	} while (!__atomic_compare_exchange_n(&qp->rq_out, &out, out + 1,
+					      true, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	if (rte_ring_enqueue_elem(qp->rq_ring, &w, sizeof(w)) != 0) {
+		__atomic_sub_fetch(&qp->rq_out, 1, __ATOMIC_RELEASE);
+		return -ENOMEM;
+	}
+	return 0;
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_RC_PRIV_H
+#define DPDAT_RC_PRIV_H
+
+/*
+ * The RC engine. Everything below "engine only" is touched by the one thread
+ * that runs the device's progress (the engine thread, or the consumer thread
+ * that holds dev->busy in inline mode): no locks on the data path. Posting
+ * threads hand work over through MPSC rings; completions go back through a
+ * CQ ring and an eventfd.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include <rte_ether.h>
+#include <rte_log.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include <dpdat/dpdat_qp.h>
+
+#include "roce.h"
+
+extern int dpdat_rc_logtype;
+#define RC_LOG(level, fmt, ...) \
+	rte_log(RTE_LOG_ ## level, dpdat_rc_logtype, "dpdat_rc: " fmt "\n", \
+		##__VA_ARGS__)
+
+#define RC_MAGIC_DEV	0x52434456u
+#define RC_MAGIC_CQ	0x52434351u
+#define RC_MAGIC_QP	0x52435150u
+#define RC_QPN_BASE	0x10		/* QPN 0 and 1 are special */
+#define RC_TX_BURST	64
+#define RC_MAX_INFLIGHT	512		/* unacknowledged packets per QP */
+#define RC_ACKREQ_EVERY	32		/* packets between AckReq flags */
+#define RC_SEND_BUDGET	64		/* packets per QP per iteration */
+#define RC_RNR_DELAY_US	200		/* our RNR NAK timer (code 8: 0.16 ms) */
+#define RC_RNR_TIMER_CODE 8
+#define RC_MAX_RD	16		/* READs a responder answers at once */
+
+/* A send work request as the engine keeps it. */
+struct rc_swqe {
+	uint64_t wr_id;
+	uint8_t opcode;		/* enum dpdat_wr_opcode */
+	uint8_t flags;		/* DPDAT_SEND_* */
+	uint8_t num_sge;
+	uint8_t signaled;
+	uint32_t imm;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint32_t len;		/* total bytes */
+	uint32_t first_psn;	/* valid once started */
+	uint32_t npkts;		/* PSNs the WR uses */
+	uint32_t done_pkts;	/* READ: response packets placed */
+	struct dpdat_sge sge[DPDAT_MAX_SGE];
+};
+
+/* A READ the responder is answering (responder resources). */
+struct rc_read_res {
+	uint64_t va;
+	uint32_t rkey;
+	uint32_t len;
+	uint32_t psn;		/* PSN of the next response */
+	uint32_t left;		/* response packets still to send */
+	uint32_t off;		/* bytes already sent */
+	uint32_t npkts;
+};
+
+struct rc_rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	uint32_t len;
+	struct dpdat_sge sge[DPDAT_MAX_SGE];
+};
+
+struct dpdat_cq {
+	uint32_t magic;
+	struct dpdat_dev *dev;
+	struct rte_ring *ring;	/* of struct dpdat_wc */
+	int efd;
+	uint32_t waiters;
+	uint32_t users;		/* QPs using this CQ */
+};
+
+enum rc_resp_state {
+	RESP_IDLE = 0,		/* expecting a FIRST or ONLY */
+	RESP_SEND,		/* inside a multi-packet SEND */
+	RESP_WRITE,		/* inside a multi-packet WRITE */
+};
+
+struct dpdat_qp {
+	uint32_t magic;
+	struct dpdat_dev *dev;
+	uint32_t qpn;
+	struct dpdat_pz *pz;
+	uint32_t pz_id;
+	struct dpdat_cq *scq, *rcq;
+	int sig_all;
+	int state;		/* enum dpdat_qp_state; written by both */
+	struct dpdat_qp_stats st;
+
+	/* posting (any thread) */
+	struct rte_ring *sq_ring;	/* of struct rc_swqe, MP/SC */
+	struct rte_ring *rq_ring;	/* of struct rc_rwqe, MP/SC */
+	uint32_t sq_max, rq_max;
+	uint32_t sq_out, rq_out;	/* posted, not completed (atomic) */
+
+	/* peer */
+	uint32_t dqpn;
+	uint32_t dip;
+	struct rte_ether_addr dmac;
+	uint16_t sport;
+	uint16_t pmtu;
+	uint8_t retry_cnt, rnr_retry;
+	uint32_t max_rd;
+	uint64_t timeout_tsc;
+
+	/* requester, engine only */
+	struct rc_swqe *sq;	/* sq_size slots, indices free-running */
+	uint32_t sq_size;
+	uint32_t sq_head;	/* oldest not completed */
+	uint32_t sq_send;	/* next to (re)transmit */
+	uint32_t sq_tail;	/* next free */
+	uint32_t sq_started;	/* WRs before this one have their PSNs */
+	uint32_t send_off;	/* bytes of sq[sq_send] already sent */
+	uint32_t isn;		/* our first PSN */
+	uint32_t psn;		/* next PSN to send */
+	uint32_t frontier;	/* PSN the next new WR starts at */
+	uint32_t una;		/* oldest unacknowledged PSN */
+	uint32_t since_ackreq;
+	uint32_t reads_out;	/* READ requests sent, not completed */
+	uint32_t retries_left, rnr_left;
+	uint64_t progress_tsc;	/* last time una moved or we (re)sent */
+	uint64_t rnr_until;	/* hold sending until then */
+	bool read_gap;		/* a READ response went missing */
+
+	/* responder, engine only */
+	struct rc_rwqe *rq;
+	uint32_t rq_size, rq_head, rq_tail;
+	uint32_t epsn;		/* next PSN expected */
+	uint32_t msn;
+	uint8_t resp;		/* enum rc_resp_state */
+	bool nak_sent;		/* one sequence NAK per gap */
+	bool ack_due;
+	uint32_t recv_off;	/* bytes placed in rq[rq_head] */
+	uint64_t wva;		/* WRITE: next remote address */
+	uint32_t wrkey;
+	uint32_t wleft;		/* WRITE: bytes still to come */
+	uint32_t wlen;		/* WRITE: total length (for imm completion) */
+	struct dpdat_qp *ack_next;	/* list of QPs owing an ACK */
+	bool on_ack_list;
+	/* responder resources: READs being answered, oldest first */
+	struct rc_read_res res[RC_MAX_RD];
+	uint32_t res_head, nres;
+};
+
+struct dpdat_dev {
+	uint32_t magic;
+	struct dpdat_port *port;
+	struct dpdat_mr_domain *dom;
+	unsigned int reader;
+	enum dpdat_progress progress;
+	uint32_t busy;		/* progress flag: who runs the engine */
+	pthread_t thread;
+	int thread_started;
+	int stop;
+	uint64_t epoch;		/* engine iterations */
+	pthread_mutex_t lock;	/* control path: create/free */
+	uint32_t max_qps;
+	struct dpdat_qp **qps;	/* by qpn - RC_QPN_BASE; engine reads */
+	struct dpdat_qp **active;	/* the n_qps live QPs, engine walks */
+	uint32_t n_qps, n_cqs;
+	uint32_t next_qpn;	/* search start for a free number */
+	uint64_t tsc_hz;
+	struct dpdat_qp *ack_list;
+	struct rte_mbuf *tx[RC_TX_BURST];
+	uint16_t n_tx;
+	uint64_t last_timer;
+	uint64_t drop_no_qp, drop_icrc, drop_bad_hdr;
+};
+
+/* dev.c */
+int rc_engine_run(struct dpdat_dev *dev);
+void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
+void rc_tx_flush(struct dpdat_dev *dev);
+void rc_lock_engine(struct dpdat_dev *dev);
+void rc_unlock_engine(struct dpdat_dev *dev);
+
+/* cq.c */
+void rc_cq_push(struct dpdat_cq *cq, const struct dpdat_wc *wc);
+
+/* qp.c */
+void rc_complete_send(struct dpdat_qp *qp, const struct rc_swqe *w,
+		      enum dpdat_wc_status status);
+void rc_complete_recv(struct dpdat_qp *qp, const struct rc_rwqe *w,
+		      enum dpdat_wc_status status, enum dpdat_wr_opcode op,
+		      uint32_t len, const uint32_t *imm);
+void rc_qp_error(struct dpdat_qp *qp);
+void rc_qp_flush(struct dpdat_qp *qp);
+void rc_pull_posted(struct dpdat_qp *qp);
+
+/* requester.c */
+void rc_requester(struct dpdat_qp *qp, uint64_t now);
+void rc_requester_timer(struct dpdat_qp *qp, uint64_t now);
+void rc_go_back(struct dpdat_qp *qp, uint32_t psn);
+struct rte_mbuf *rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn,
+			      bool ackreq, unsigned int payload);
+int rc_pkt_send(struct dpdat_qp *qp, struct rte_mbuf *m);
+
+/* responder.c */
+void rc_responder_reads(struct dpdat_qp *qp);
+void rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
+		  const struct roce_bth *bth, unsigned int hdr_off,
+		  unsigned int paylen);
+void rc_send_ack(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn);
+
+/* completer.c */
+void rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
+		  const struct roce_bth *bth, unsigned int hdr_off,
+		  unsigned int paylen);
+
+/* sge.c: copies between SGE lists and packets, with the key check of every
+ * piece. Return 0 or the completion status of a failure. */
+enum dpdat_wc_status rc_sge_to_buf(struct dpdat_qp *qp,
+				   const struct dpdat_sge *sge, uint32_t n,
+				   uint32_t off, uint8_t *dst, uint32_t len);
+enum dpdat_wc_status rc_mbuf_to_sge(struct dpdat_qp *qp,
+				    const struct dpdat_sge *sge, uint32_t n,
+				    uint32_t off, const struct rte_mbuf *m,
+				    uint32_t moff, uint32_t len);
+/* Copy len bytes at moff of a (possibly chained) mbuf to dst. */
+void rc_mbuf_copy(const struct rte_mbuf *m, uint32_t moff, uint8_t *dst,
+		  uint32_t len);
+
+#endif /* DPDAT_RC_PRIV_H */

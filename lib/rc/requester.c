@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Requester: turns send work requests into packets, one PMTU each, inside a
+ * window of RC_MAX_INFLIGHT unacknowledged PSNs; asks for an ACK on the last
+ * packet of every message and every RC_ACKREQ_EVERY packets; goes back N on
+ * a sequence NAK or a timeout. Completions are the completer's business.
+ */
+
+#include <string.h>
+
+#include <rte_cycles.h>
+
+#include "port_priv.h"
+#include "rc_priv.h"
+
+static inline struct rc_swqe *
+swqe(struct dpdat_qp *qp, uint32_t idx)
+{
+	return &qp->sq[idx & (qp->sq_size - 1)];
+}
+
+static uint32_t
+npkts_of(const struct dpdat_qp *qp, uint32_t len)
+{
+	return len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
+}
+
+struct rte_mbuf *
+rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
+	     unsigned int payload)
+{
+	const unsigned int pad = (-payload) & 3;
+	const unsigned int len = sizeof(struct roce_bth) + roce_ext_len(op) +
+				 payload + pad;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->port->pool);
+	struct roce_bth *bth;
+
+	if (m == NULL)
+		return NULL;
+	bth = (struct roce_bth *)rte_pktmbuf_append(m, len);
+	if (bth == NULL) {
+		rte_pktmbuf_free(m);
+		return NULL;
+	}
+	bth->opcode = op;
+	bth->flags = (uint8_t)(pad << ROCE_BTH_PAD_SHIFT);
+	bth->pkey = rte_cpu_to_be_16(ROCE_PKEY_DEFAULT);
+	bth->qpn = rte_cpu_to_be_32(qp->dqpn);
+	bth->apsn = rte_cpu_to_be_32((psn & ROCE_PSN_MASK) |
+				     (ackreq ? ROCE_BTH_ACKREQ : 0));
+	if (pad != 0)
+		memset((uint8_t *)bth + len - pad, 0, pad);
+	return m;
+}
+
+int
+rc_pkt_send(struct dpdat_qp *qp, struct rte_mbuf *m)
+{
+	if (port_frame(qp->dev->port, m, qp->dip, &qp->dmac, qp->sport) != 0) {
+		rte_pktmbuf_free(m);
+		return -ENOSPC;
+	}
+	qp->st.tx_pkts++;
+	rc_tx(qp->dev, m);
+	return 0;
+}
+
+/* Opcode of packet k of npkts for a SEND or WRITE. */
+static uint8_t
+msg_opcode(const struct rc_swqe *w, uint32_t k, uint32_t npkts)
+{
+	const bool write = w->opcode == DPDAT_WR_RDMA_WRITE ||
+			   w->opcode == DPDAT_WR_RDMA_WRITE_IMM;
+	const bool imm = w->opcode == DPDAT_WR_SEND_IMM ||
+			 w->opcode == DPDAT_WR_RDMA_WRITE_IMM;
+
+	if (npkts == 1)
+		return write ? (imm ? ROCE_OP_WRITE_ONLY_IMM : ROCE_OP_WRITE_ONLY) :
+			       (imm ? ROCE_OP_SEND_ONLY_IMM : ROCE_OP_SEND_ONLY);
+	if (k == 0)
+		return write ? ROCE_OP_WRITE_FIRST : ROCE_OP_SEND_FIRST;
+	if (k + 1 < npkts)
+		return write ? ROCE_OP_WRITE_MIDDLE : ROCE_OP_SEND_MIDDLE;
+	return write ? (imm ? ROCE_OP_WRITE_LAST_IMM : ROCE_OP_WRITE_LAST) :
+		       (imm ? ROCE_OP_SEND_LAST_IMM : ROCE_OP_SEND_LAST);
+}
+
+/* A local failure: the WR completes in error and the QP breaks. */
+static void
+local_error(struct dpdat_qp *qp, struct rc_swqe *w,
+	    enum dpdat_wc_status status)
+{
+	/* completions stay in order: the unacknowledged WRs before it are
+	 * flushed, then it fails, then rc_qp_error flushes the rest */
+	for (; qp->sq_head != qp->sq_send; qp->sq_head++)
+		rc_complete_send(qp, swqe(qp, qp->sq_head),
+				 DPDAT_WC_WR_FLUSH_ERR);
+	rc_complete_send(qp, w, status);
+	qp->sq_head++;
+	rc_qp_error(qp);
+}
+
+/* Build and queue packet k of w. Returns 0, or -1 when it cannot now. */
+static int
+send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
+{
+	const uint32_t off = k * qp->pmtu;
+	const uint32_t n = RTE_MIN((uint32_t)qp->pmtu, w->len - off);
+	const uint8_t op = msg_opcode(w, k, w->npkts);
+	const bool last = k + 1 == w->npkts;
+	bool ackreq = last || ++qp->since_ackreq >= RC_ACKREQ_EVERY ||
+		      roce_psn_diff(qp->psn, qp->una) + 1 >= RC_MAX_INFLIGHT;
+	struct rte_mbuf *m;
+	enum dpdat_wc_status st;
+	uint8_t *p;
+
+	m = rc_pkt_alloc(qp, op, qp->psn, ackreq, n);
+	if (m == NULL)
+		return -1;
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, sizeof(struct roce_bth));
+	if (roce_op_flags[op] & ROCE_F_RETH) {
+		struct roce_reth *reth = (struct roce_reth *)p;
+
+		reth->va = rte_cpu_to_be_64(w->raddr);
+		reth->rkey = rte_cpu_to_be_32(w->rkey);
+		reth->dlen = rte_cpu_to_be_32(w->len);
+		p += sizeof(*reth);
+	}
+	if (roce_op_flags[op] & ROCE_F_IMM) {
+		memcpy(p, &w->imm, 4);	/* already in network order */
+		p += 4;
+	}
+	st = rc_sge_to_buf(qp, w->sge, w->num_sge, off, p, n);
+	if (st != DPDAT_WC_SUCCESS) {
+		rte_pktmbuf_free(m);
+		local_error(qp, w, st);
+		return -1;
+	}
+	if (w->flags & DPDAT_SEND_SOLICITED && last)
+		rte_pktmbuf_mtod(m, struct roce_bth *)->flags |= ROCE_BTH_SE;
+	if (ackreq)
+		qp->since_ackreq = 0;
+	qp->st.tx_bytes += n;
+	rc_pkt_send(qp, m);
+	qp->psn = roce_psn_add(qp->psn, 1);
+	return 0;
+}
+
+/* (Re)send the READ request of w from response packet k on. */
+static int
+send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
+{
+	const uint32_t off = k * qp->pmtu;
+	struct roce_reth *reth;
+	struct rte_mbuf *m;
+
+	m = rc_pkt_alloc(qp, ROCE_OP_READ_REQUEST, qp->psn, true, 0);
+	if (m == NULL)
+		return -1;
+	reth = rte_pktmbuf_mtod_offset(m, struct roce_reth *,
+				       sizeof(struct roce_bth));
+	reth->va = rte_cpu_to_be_64(w->raddr + off);
+	reth->rkey = rte_cpu_to_be_32(w->rkey);
+	reth->dlen = rte_cpu_to_be_32(w->len - off);
+	rc_pkt_send(qp, m);
+	qp->psn = roce_psn_add(qp->psn, w->npkts - k);
+	qp->since_ackreq = 0;
+	return 0;
+}
+
+void
+rc_requester(struct dpdat_qp *qp, uint64_t now)
+{
+	unsigned int budget = RC_SEND_BUDGET;
+	struct rc_swqe *w;
+	uint32_t k;
+
+	if (now < qp->rnr_until)
+		return;
+	while (budget != 0 && qp->sq_send != qp->sq_tail &&
+	       qp->state == DPDAT_QPS_RTS) {
+		if (roce_psn_diff(qp->psn, qp->una) >= RC_MAX_INFLIGHT)
+			break;
+		w = swqe(qp, qp->sq_send);
+		if (qp->sq_send == qp->sq_started) {
+			/* first transmission: the WR gets its PSNs */
+			if (w->opcode == DPDAT_WR_RDMA_READ &&
+			    qp->reads_out >= qp->max_rd)
+				break;
+			if ((w->flags & DPDAT_SEND_FENCE) && qp->reads_out)
+				break;
+			w->first_psn = qp->psn;
+			w->npkts = npkts_of(qp, w->len);
+			qp->frontier = roce_psn_add(qp->psn, w->npkts);
+			w->done_pkts = 0;
+			qp->sq_started++;
+			if (w->opcode == DPDAT_WR_RDMA_READ)
+				qp->reads_out++;
+		}
+		if (qp->psn == qp->una)
+			qp->progress_tsc = now;	/* the timer starts now */
+		k = (uint32_t)roce_psn_diff(qp->psn, w->first_psn);
+		if (w->opcode == DPDAT_WR_RDMA_READ) {
+			if (send_read_req(qp, w, k) != 0)
+				break;
+			qp->sq_send++;
+			budget--;
+			continue;
+		}
+		if (send_data_pkt(qp, w, k) != 0)
+			break;
+		budget--;
+		if (k + 1 == w->npkts)
+			qp->sq_send++;
+	}
+}
+
+void
+rc_go_back(struct dpdat_qp *qp, uint32_t psn)
+{
+	struct rc_swqe *w;
+	uint32_t i;
+
+	for (i = qp->sq_head; i != qp->sq_started; i++) {
+		w = swqe(qp, i);
+		if (roce_psn_diff(psn, w->first_psn) >= 0 &&
+		    roce_psn_diff(psn, w->first_psn) < (int32_t)w->npkts)
+			break;
+	}
+	/* not inside a started WR: only the PSN after them all is valid */
+	if (i == qp->sq_started && psn != qp->frontier)
+		return;
+	if (roce_psn_diff(psn, qp->psn) < 0)
+		qp->st.retransmits++;
+	qp->sq_send = i;
+	qp->psn = psn;
+	qp->since_ackreq = 0;
+}
+
+void
+rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
+{
+	struct rc_swqe *w;
+
+	if (qp->psn == qp->una || now - qp->progress_tsc < qp->timeout_tsc ||
+	    now < qp->rnr_until)
+		return;
+	qp->st.timeouts++;
+	qp->progress_tsc = now;
+	if (qp->retry_cnt != 7 && qp->retries_left-- == 0) {
+		w = swqe(qp, qp->sq_head);
+		RC_LOG(NOTICE, "qp %u: retry count exceeded at psn %u",
+		       qp->qpn, qp->una);
+		rc_complete_send(qp, w, DPDAT_WC_RETRY_EXC_ERR);
+		qp->sq_head++;
+		rc_qp_error(qp);
+		return;
+	}
+	rc_go_back(qp, qp->una);
+}

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Responder: requests arriving from the peer. Packets are taken strictly in
+ * PSN order (data lands in PSN order); a gap gets one sequence NAK, then
+ * silence until the expected PSN arrives; duplicates are re-acknowledged and
+ * duplicate READs answered again. Every RETH, and every later packet of a
+ * WRITE, passes the registration access check with this QP's PZ: a peer
+ * never touches memory outside a valid (key, PZ, bounds, privilege) tuple.
+ */
+
+#include <string.h>
+
+#include "rc_priv.h"
+
+static inline struct rc_rwqe *
+rwqe(struct dpdat_qp *qp)
+{
+	return &qp->rq[qp->rq_head & (qp->rq_size - 1)];
+}
+
+void
+rc_send_ack(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct rte_mbuf *m;
+	struct roce_aeth *aeth;
+	uint32_t credit = syndrome == ROCE_AETH_ACK ?
+			  ROCE_AETH_CREDIT_INVALID : 0;
+
+	qp->ack_due = false;
+	m = rc_pkt_alloc(qp, ROCE_OP_ACK, psn, false, 0);
+	if (m == NULL)
+		return;	/* the peer's timer will ask again */
+	aeth = rte_pktmbuf_mtod_offset(m, struct roce_aeth *,
+				       sizeof(struct roce_bth));
+	aeth->smsn = rte_cpu_to_be_32((uint32_t)(syndrome | credit) << 24 |
+				      (qp->msn & ROCE_PSN_MASK));
+	if (syndrome != ROCE_AETH_ACK) {
+		if ((syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK)
+			qp->st.rnr_naks_sent++;
+		else
+			qp->st.naks_sent++;
+	}
+	rc_pkt_send(qp, m);
+}
+
+static void
+ack_later(struct dpdat_qp *qp)
+{
+	qp->ack_due = true;
+	if (!qp->on_ack_list) {
+		qp->on_ack_list = true;
+		qp->ack_next = qp->dev->ack_list;
+		qp->dev->ack_list = qp;
+	}
+}
+
+/* A fatal request error: NAK it, break the QP. */
+static void
+fatal(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	rc_send_ack(qp, syndrome, psn);
+	RC_LOG(INFO, "qp %u: responder error 0x%02x at psn %u", qp->qpn,
+	       syndrome, psn);
+	if (qp->rq_head != qp->rq_tail && qp->resp == RESP_SEND)
+		rc_complete_recv(qp, rwqe(qp), DPDAT_WC_REM_INV_REQ_ERR,
+				 DPDAT_WR_RECV, 0, NULL), qp->rq_head++;
+	rc_qp_error(qp);
+}
+
+/* Queue a READ to answer (new or duplicate). */
+static int
+read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
+	     uint32_t psn)
+{
+	struct rc_read_res *r;
+
+	if (qp->nres == RC_MAX_RD)
+		return -1;
+	r = &qp->res[(qp->res_head + qp->nres) % RC_MAX_RD];
+	r->va = va;
+	r->rkey = rkey;
+	r->len = len;
+	r->psn = psn;
+	r->npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
+	r->left = r->npkts;
+	r->off = 0;
+	qp->nres++;
+	return 0;
+}
+
+/* Send READ responses, a budget at a time. */
+void
+rc_responder_reads(struct dpdat_qp *qp)
+{
+	unsigned int budget = RC_SEND_BUDGET;
+	struct dpdat_mr_xlat x;
+	struct rc_read_res *r;
+	struct rte_mbuf *m;
+	uint32_t n, k;
+	uint8_t op;
+	uint8_t *p;
+
+	while (qp->nres != 0 && budget-- != 0) {
+		r = &qp->res[qp->res_head];
+		k = r->npkts - r->left;
+		n = RTE_MIN((uint32_t)qp->pmtu, r->len - r->off);
+		if (r->npkts == 1)
+			op = ROCE_OP_READ_RESP_ONLY;
+		else if (k == 0)
+			op = ROCE_OP_READ_RESP_FIRST;
+		else if (r->left == 1)
+			op = ROCE_OP_READ_RESP_LAST;
+		else
+			op = ROCE_OP_READ_RESP_MIDDLE;
+		/* checked again per packet: the memory may be gone */
+		if (n != 0 && dpdat_mr_access_check(qp->dev->dom, r->rkey,
+				r->va + r->off, n, DPDAT_MEM_PRIV_REMOTE_READ,
+				qp->pz_id, &x) != DPDAT_MR_CHECK_OK) {
+			fatal(qp, ROCE_AETH_NAK_REM_ACC, r->psn);
+			return;
+		}
+		m = rc_pkt_alloc(qp, op, r->psn, false, n);
+		if (m == NULL)
+			return;
+		p = rte_pktmbuf_mtod_offset(m, uint8_t *,
+					    sizeof(struct roce_bth));
+		if (roce_op_flags[op] & ROCE_F_AETH) {
+			((struct roce_aeth *)p)->smsn = rte_cpu_to_be_32(
+				(uint32_t)ROCE_AETH_CREDIT_INVALID << 24 |
+				(qp->msn & ROCE_PSN_MASK));
+			p += sizeof(struct roce_aeth);
+		}
+		if (n != 0)
+			memcpy(p, x.addr, n);
+		qp->st.tx_bytes += n;
+		rc_pkt_send(qp, m);
+		r->off += n;
+		r->psn = roce_psn_add(r->psn, 1);
+		if (--r->left == 0) {
+			qp->res_head = (qp->res_head + 1) % RC_MAX_RD;
+			qp->nres--;
+		}
+	}
+}
+
+static bool
+read_reth(const struct rte_mbuf *m, unsigned int off, uint64_t *va,
+	  uint32_t *rkey, uint32_t *len)
+{
+	struct roce_reth reth;
+
+	rc_mbuf_copy(m, off, (uint8_t *)&reth, sizeof(reth));
+	*va = rte_be_to_cpu_64(reth.va);
+	*rkey = rte_be_to_cpu_32(reth.rkey);
+	*len = rte_be_to_cpu_32(reth.dlen);
+	return true;
+}
+
+/* Is op allowed here, and is its payload the size its position demands? */
+static bool
+seq_ok(struct dpdat_qp *qp, uint8_t op, unsigned int paylen)
+{
+	const uint8_t f = roce_op_flags[op];
+	const bool send = op <= ROCE_OP_SEND_ONLY_IMM;
+	const bool write = op >= ROCE_OP_WRITE_FIRST &&
+			   op <= ROCE_OP_WRITE_ONLY_IMM;
+
+	if (!send && !write && op != ROCE_OP_READ_REQUEST)
+		return false;	/* responses and ACKs never come here */
+	switch (qp->resp) {
+	case RESP_SEND:
+		if (!send || (f & ROCE_F_FIRST))
+			return false;
+		break;
+	case RESP_WRITE:
+		if (!write || (f & ROCE_F_FIRST))
+			return false;
+		break;
+	default:
+		if (!(f & ROCE_F_FIRST))
+			return false;
+	}
+	if (!(f & ROCE_F_LAST))	/* FIRST and MIDDLE carry a full PMTU */
+		return paylen == qp->pmtu;
+	return paylen <= qp->pmtu;
+}
+
+/* SEND and WRITE-with-immediate need a receive WR; false means RNR. */
+static bool
+need_recv(struct dpdat_qp *qp, uint8_t op)
+{
+	const bool imm_write = op == ROCE_OP_WRITE_ONLY_IMM ||
+			       op == ROCE_OP_WRITE_LAST_IMM;
+	const bool send_start = op == ROCE_OP_SEND_FIRST ||
+				op == ROCE_OP_SEND_ONLY ||
+				op == ROCE_OP_SEND_ONLY_IMM;
+
+	if (!imm_write && !send_start)
+		return true;
+	return qp->rq_head != qp->rq_tail;
+}
+
+static void
+do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
+	unsigned int off, unsigned int paylen)
+{
+	const uint8_t f = roce_op_flags[op];
+	struct rc_rwqe *w = rwqe(qp);
+	enum dpdat_wc_status st;
+	uint32_t imm;
+
+	if (f & ROCE_F_FIRST)
+		qp->recv_off = 0;
+	if (f & ROCE_F_IMM) {
+		rc_mbuf_copy(m, off, (uint8_t *)&imm, 4);
+		off += 4;
+	}
+	if (qp->recv_off + paylen > w->len) {
+		rc_complete_recv(qp, w, DPDAT_WC_LOC_LEN_ERR, DPDAT_WR_RECV,
+				 qp->recv_off, NULL);
+		qp->rq_head++;
+		qp->resp = RESP_IDLE;
+		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
+		return;
+	}
+	st = rc_mbuf_to_sge(qp, w->sge, w->num_sge, qp->recv_off, m, off,
+			    paylen);
+	if (st != DPDAT_WC_SUCCESS) {
+		rc_complete_recv(qp, w, st, DPDAT_WR_RECV, qp->recv_off, NULL);
+		qp->rq_head++;
+		qp->resp = RESP_IDLE;
+		fatal(qp, ROCE_AETH_NAK_REM_OP, psn);
+		return;
+	}
+	qp->recv_off += paylen;
+	if (f & ROCE_F_LAST) {
+		rc_complete_recv(qp, w, DPDAT_WC_SUCCESS, DPDAT_WR_RECV,
+				 qp->recv_off, (f & ROCE_F_IMM) ? &imm : NULL);
+		qp->rq_head++;
+		qp->msn++;
+		qp->resp = RESP_IDLE;
+	} else {
+		qp->resp = RESP_SEND;
+	}
+	qp->epsn = roce_psn_add(psn, 1);
+}
+
+static void
+do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
+	 unsigned int off, unsigned int paylen)
+{
+	const uint8_t f = roce_op_flags[op];
+	struct dpdat_mr_xlat x;
+	uint64_t va;
+	uint32_t rkey, len, imm;
+
+	if (f & ROCE_F_RETH) {
+		read_reth(m, off, &va, &rkey, &len);
+		off += sizeof(struct roce_reth);
+		if ((f & ROCE_F_LAST) ? paylen != len : len <= qp->pmtu) {
+			fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
+			return;
+		}
+		if (dpdat_mr_access_check(qp->dev->dom, rkey, va, len,
+				DPDAT_MEM_PRIV_REMOTE_WRITE, qp->pz_id,
+				NULL) != DPDAT_MR_CHECK_OK) {
+			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+			return;
+		}
+		qp->wva = va;
+		qp->wrkey = rkey;
+		qp->wleft = len;
+		qp->wlen = len;
+	}
+	if (f & ROCE_F_IMM) {
+		rc_mbuf_copy(m, off, (uint8_t *)&imm, 4);
+		off += 4;
+	}
+	if (paylen > qp->wleft || ((f & ROCE_F_LAST) && paylen != qp->wleft)) {
+		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
+		return;
+	}
+	if (paylen != 0) {
+		/* per packet: the region may have been freed meanwhile */
+		if (dpdat_mr_access_check(qp->dev->dom, qp->wrkey, qp->wva,
+				paylen, DPDAT_MEM_PRIV_REMOTE_WRITE,
+				qp->pz_id, &x) != DPDAT_MR_CHECK_OK) {
+			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+			return;
+		}
+		rc_mbuf_copy(m, off, x.addr, paylen);
+	}
+	qp->wva += paylen;
+	qp->wleft -= paylen;
+	if (f & ROCE_F_LAST) {
+		if (f & ROCE_F_IMM) {
+			rc_complete_recv(qp, rwqe(qp), DPDAT_WC_SUCCESS,
+					 DPDAT_WR_RECV_RDMA_IMM, qp->wlen,
+					 &imm);
+			qp->rq_head++;
+		}
+		qp->msn++;
+		qp->resp = RESP_IDLE;
+	} else {
+		qp->resp = RESP_WRITE;
+	}
+	qp->epsn = roce_psn_add(psn, 1);
+}
+
+static void
+do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
+	unsigned int off, bool dup)
+{
+	uint64_t va;
+	uint32_t rkey, len, npkts;
+
+	read_reth(m, off, &va, &rkey, &len);
+	if (len > (1u << 31) || (len != 0 && dpdat_mr_access_check(
+			qp->dev->dom, rkey, va, len, DPDAT_MEM_PRIV_REMOTE_READ,
+			qp->pz_id, NULL) != DPDAT_MR_CHECK_OK)) {
+		if (!dup)
+			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+		return;
+	}
+	npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
+	if (dup) {
+		/* answer again, but only inside what we already accepted */
+		if (roce_psn_diff(roce_psn_add(psn, npkts), qp->epsn) > 0)
+			return;
+		read_enqueue(qp, va, rkey, len, psn);
+		return;
+	}
+	if (read_enqueue(qp, va, rkey, len, psn) != 0) {
+		/* more READs than the resources we offered */
+		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
+		return;
+	}
+	qp->msn++;
+	qp->epsn = roce_psn_add(psn, npkts);
+}
+
+void
+rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
+	     const struct roce_bth *bth, unsigned int off, unsigned int paylen)
+{
+	const uint32_t psn = roce_bth_psn(bth);
+	const uint8_t op = bth->opcode;
+	const int32_t d = roce_psn_diff(psn, qp->epsn);
+
+	if (qp->state != DPDAT_QPS_RTS && qp->state != DPDAT_QPS_RTR)
+		return;
+	if (d > 0) {
+		qp->st.out_of_seq++;
+		if (!qp->nak_sent) {
+			qp->nak_sent = true;
+			rc_send_ack(qp, ROCE_AETH_NAK_PSN, qp->epsn);
+		}
+		return;
+	}
+	if (d < 0) {
+		qp->st.dup_rcvd++;
+		if (op == ROCE_OP_READ_REQUEST)
+			do_read(qp, m, psn, off, true);
+		else
+			ack_later(qp);
+		return;
+	}
+	qp->nak_sent = false;
+	if (!seq_ok(qp, op, paylen)) {
+		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
+		return;
+	}
+	if (!need_recv(qp, op)) {
+		rc_send_ack(qp, ROCE_AETH_RNR_NAK | RC_RNR_TIMER_CODE, psn);
+		return;
+	}
+	if (op <= ROCE_OP_SEND_ONLY_IMM)
+		do_send(qp, m, op, psn, off, paylen);
+	else if (op == ROCE_OP_READ_REQUEST)
+		do_read(qp, m, psn, off, false);
+	else
+		do_write(qp, m, op, psn, off, paylen);
+	if (qp->state == DPDAT_QPS_RTS &&
+	    (rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_ACKREQ) &&
+	    op != ROCE_OP_READ_REQUEST)
+		ack_later(qp);
+}

@@ -1,0 +1,510 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * The RC engine between two processes over memif.
+ *   rc_test server|client <socket> [options]
+ * The client drives; the server answers. For every size, on every QP:
+ *   1. WRITE (depth writes of the pattern, the last with immediate data)
+ *      -> the server checks every byte of its buffer and SENDs a verdict;
+ *   2. READ the server buffer back into a fresh local buffer, check it;
+ *   3. SEND the pattern into the server's posted receive -> verdict.
+ * Every work request must complete exactly once, successfully, in order.
+ * Options: --pmtu N, --sizes a,b,..., --qps N, --depth N, --plain (malloc
+ * memory instead of dpdat_mem_alloc), --thread (engine thread), --mtu N.
+ * QP details are exchanged through files next to the socket (out of band,
+ * until connection management).
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_qp.h>
+
+#define MAX_QPS 8
+#define TIMEOUT_S 60
+#define CTRL 64			/* verdict / control message bytes */
+
+struct side {
+	uint32_t qpn, psn, rkey;
+	uint64_t addr;
+	uint8_t mac[6];
+	uint32_t ip;
+};
+
+struct conn {
+	struct dpdat_qp *qp;
+	struct dpdat_cq *cq;	/* send and receive share one CQ */
+	uint8_t *buf;		/* data area: max size * depth */
+	uint8_t *ctrl;		/* receive slots for control messages */
+	struct dpdat_lmr *lmr, *cl;
+	uint32_t lkey, ckey;
+	struct side peer;
+};
+
+static struct {
+	int server, plain, thread, nqps, depth;
+	uint16_t pmtu, mtu;
+	uint64_t sizes[16];
+	int nsizes;
+	const char *sock;
+} o = { .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500 };
+
+static struct dpdat_dev *dev;
+static struct dpdat_pz *pz;
+static struct conn c[MAX_QPS];
+static uint64_t maxsz;
+
+#define FAIL(...) do { fprintf(stderr, "%s: ", o.server ? "server" : "client"); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+
+static void *
+mem_get(size_t n)
+{
+	void *p;
+
+	if (o.plain) {
+		p = malloc(n + 64);	/* deliberately unaligned: copy path */
+		return p ? (uint8_t *)p + 8 : NULL;
+	}
+	return dpdat_mem_alloc(n, 4096, -1);
+}
+
+static uint8_t
+pat(uint32_t seed, uint64_t i)
+{
+	return (uint8_t)((i * 2654435761u) >> 13 ^ seed ^ (i >> 8));
+}
+
+static void
+fill(uint8_t *p, uint64_t n, uint32_t seed)
+{
+	for (uint64_t i = 0; i < n; i++)
+		p[i] = pat(seed, i);
+}
+
+static int
+verify(const uint8_t *p, uint64_t n, uint32_t seed)
+{
+	for (uint64_t i = 0; i < n; i++)
+		if (p[i] != pat(seed, i)) {
+			fprintf(stderr, "byte %lu: %02x, want %02x\n",
+				(unsigned long)i, p[i], pat(seed, i));
+			return -1;
+		}
+	return 0;
+}
+
+/* Wait for one completion on conn k; check status and opcode. */
+static struct dpdat_wc
+wait_wc(int k, enum dpdat_wr_opcode op, uint64_t wr_id)
+{
+	uint64_t t0 = rte_get_tsc_cycles();
+	struct dpdat_wc wc;
+	int n;
+
+	for (;;) {
+		n = dpdat_cq_poll(c[k].cq, &wc, 1);
+		if (n == 1)
+			break;
+		if (n < 0)
+			FAIL("cq_poll: %d", n);
+		if (o.thread)
+			dpdat_cq_wait(c[k].cq, 100);
+		if (rte_get_tsc_cycles() - t0 > TIMEOUT_S * rte_get_tsc_hz())
+			FAIL("qp %d: no completion for op %d wr %lu", k, op,
+			     (unsigned long)wr_id);
+	}
+	if (wc.status != DPDAT_WC_SUCCESS || wc.opcode != op ||
+	    wc.wr_id != wr_id)
+		FAIL("qp %d: completion status %d op %d wr %lu, want op %d wr %lu",
+		     k, wc.status, wc.opcode, (unsigned long)wc.wr_id, op,
+		     (unsigned long)wr_id);
+	return wc;
+}
+
+static void
+post(int k, enum dpdat_wr_opcode op, uint64_t wr_id, uint8_t *laddr,
+     uint32_t lkey, uint32_t len, uint64_t raddr, uint32_t imm)
+{
+	struct dpdat_sge sge = { (uintptr_t)laddr, len, lkey };
+	struct dpdat_send_wr wr = {
+		.wr_id = wr_id, .opcode = op, .flags = DPDAT_SEND_SIGNALED,
+		.sg_list = &sge, .num_sge = 1, .imm_data = htonl(imm),
+		.remote_addr = raddr, .rkey = c[k].peer.rkey,
+	};
+	int ret = dpdat_post_send(c[k].qp, &wr);
+
+	if (ret != 0)
+		FAIL("post_send: %s", strerror(-ret));
+}
+
+static void
+post_ctrl_recv(int k, int slot)
+{
+	struct dpdat_sge sge = { (uintptr_t)(c[k].ctrl + slot * maxsz),
+				 (uint32_t)maxsz, c[k].ckey };
+	struct dpdat_recv_wr wr = { .wr_id = 1000 + slot, .sg_list = &sge,
+				    .num_sge = 1 };
+
+	if (dpdat_post_recv(c[k].qp, &wr) != 0)
+		FAIL("post_recv");
+}
+
+static void
+exchange(void)
+{
+	char mine[512], theirs[512], tmp[520];
+	struct dpdat_port_info pi;
+	FILE *f;
+	int k;
+
+	dpdat_port_query(dpdat_dev_port(dev), &pi);
+	snprintf(mine, sizeof(mine), "%s.%s", o.sock, o.server ? "srv" : "cli");
+	snprintf(theirs, sizeof(theirs), "%s.%s", o.sock,
+		 o.server ? "cli" : "srv");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", mine);
+	f = fopen(tmp, "w");
+	for (k = 0; k < o.nqps; k++) {
+		struct dpdat_qp_info qi;
+		struct dpdat_lmr_info li;
+
+		dpdat_qp_query(c[k].qp, &qi);
+		dpdat_lmr_query(c[k].lmr, &li);
+		fprintf(f, "%u %u %u %lu %u ", qi.qpn, qi.sq_psn,
+			li.rmr_context, (unsigned long)(uintptr_t)c[k].buf,
+			pi.ipv4);
+		for (int i = 0; i < 6; i++)
+			fprintf(f, "%u ", pi.mac.addr_bytes[i]);
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	rename(tmp, mine);
+	for (int t = 0; access(theirs, R_OK) != 0; t++) {
+		if (t > TIMEOUT_S * 100)
+			FAIL("no peer details in %s", theirs);
+		usleep(10000);
+	}
+	f = fopen(theirs, "r");
+	for (k = 0; k < o.nqps; k++) {
+		struct side *s = &c[k].peer;
+		unsigned long a;
+		unsigned int m[6];
+
+		if (fscanf(f, "%u %u %u %lu %u %u %u %u %u %u %u", &s->qpn,
+			   &s->psn, &s->rkey, &a, &s->ip, &m[0], &m[1], &m[2],
+			   &m[3], &m[4], &m[5]) != 11)
+			FAIL("bad peer details");
+		s->addr = a;
+		for (int i = 0; i < 6; i++)
+			s->mac[i] = (uint8_t)m[i];
+	}
+	fclose(f);
+}
+
+static void
+setup(void)
+{
+	struct dpdat_dev_conf dc = { .progress = o.thread ?
+		DPDAT_PROGRESS_THREAD : DPDAT_PROGRESS_INLINE };
+	char devargs[300];
+	int k;
+
+	snprintf(devargs, sizeof(devargs), "net_memif0,role=%s,socket=%s",
+		 o.server ? "server" : "client", o.sock);
+	dc.port.device = devargs;
+	dc.port.ipv4 = o.server ? "198.18.0.1" : "198.18.0.2";
+	dc.port.mtu = o.mtu;
+	dc.port.link_wait_s = 20;
+	dev = dpdat_dev_open(&dc);
+	if (dev == NULL)
+		FAIL("dev_open: %s", rte_strerror(rte_errno));
+	pz = dpdat_pz_create(dpdat_dev_domain(dev));
+	for (k = 0; k < o.nqps; k++) {
+		struct dpdat_qp_conf qc = { .pz = pz, .max_send_wr = 512,
+					    .max_recv_wr = 64 };
+		struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+		struct dpdat_lmr_info li;
+
+		c[k].cq = dpdat_cq_create(dev, 2048);
+		qc.send_cq = qc.recv_cq = c[k].cq;
+		c[k].qp = dpdat_qp_create(dev, &qc);
+		c[k].buf = mem_get(maxsz * o.depth);
+		c[k].ctrl = mem_get(maxsz * 16);
+		if (!c[k].cq || !c[k].qp || !c[k].buf || !c[k].ctrl)
+			FAIL("setup: %s", rte_strerror(rte_errno));
+		d.virt.addr = c[k].buf;
+		d.virt.length = maxsz * o.depth;
+		c[k].lmr = dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL);
+		d.virt.addr = c[k].ctrl;
+		d.virt.length = maxsz * 16;
+		c[k].cl = dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_LOCAL_READ |
+					   DPDAT_MEM_PRIV_LOCAL_WRITE);
+		if (!c[k].lmr || !c[k].cl)
+			FAIL("lmr: %s", rte_strerror(rte_errno));
+		dpdat_lmr_query(c[k].lmr, &li);
+		c[k].lkey = li.lmr_context;
+		dpdat_lmr_query(c[k].cl, &li);
+		c[k].ckey = li.lmr_context;
+		for (int s = 0; s < 8; s++)
+			post_ctrl_recv(k, s);
+	}
+	exchange();
+	for (k = 0; k < o.nqps; k++) {
+		struct dpdat_qp_remote r = {
+			.qpn = c[k].peer.qpn, .psn = c[k].peer.psn,
+			.ipv4 = c[k].peer.ip, .pmtu = o.pmtu, .retry_cnt = 7,
+			.rnr_retry = 7, .timeout = 12,
+		};
+		memcpy(r.mac.addr_bytes, c[k].peer.mac, 6);
+		if (dpdat_qp_connect(c[k].qp, &r) != 0)
+			FAIL("connect");
+	}
+}
+
+/* control message: "<verb> <seed> <size>" in a SEND */
+static void
+ctrl_send(int k, const char *msg, uint64_t id)
+{
+	uint8_t *slot = c[k].ctrl + 15 * maxsz;
+
+	snprintf((char *)slot, CTRL, "%s", msg);
+	post(k, DPDAT_WR_SEND, id, slot, c[k].ckey, CTRL, 0, 0);
+	wait_wc(k, DPDAT_WR_SEND, id);
+}
+
+static void
+ctrl_recv(int k, char *out, size_t n, uint64_t *slot_id)
+{
+	struct dpdat_wc wc;
+	uint64_t t0 = rte_get_tsc_cycles();
+	int ret;
+
+	for (;;) {
+		ret = dpdat_cq_poll(c[k].cq, &wc, 1);
+		if (ret == 1)
+			break;
+		if (o.thread)
+			dpdat_cq_wait(c[k].cq, 100);
+		if (rte_get_tsc_cycles() - t0 > TIMEOUT_S * rte_get_tsc_hz())
+			FAIL("qp %d: no control message", k);
+	}
+	if (wc.status != DPDAT_WC_SUCCESS ||
+	    (wc.opcode != DPDAT_WR_RECV && wc.opcode != DPDAT_WR_RECV_RDMA_IMM))
+		FAIL("qp %d: receive completion status %d op %d", k,
+		     wc.status, wc.opcode);
+	if (wc.opcode == DPDAT_WR_RECV_RDMA_IMM) {
+		snprintf(out, n, "W %u %u", ntohl(wc.imm_data), wc.byte_len);
+	} else if (wc.flags & DPDAT_WC_WITH_IMM) {
+		/* a data SEND (with immediate) rather than a control message */
+		if (ntohl(wc.imm_data) != 0x5e5d)
+			FAIL("SEND immediate %x", ntohl(wc.imm_data));
+		snprintf(out, n, "S %u", wc.byte_len);
+	} else {
+		if (wc.byte_len != CTRL)
+			FAIL("control message of %u bytes", wc.byte_len);
+		snprintf(out, n, "%s",
+			 (char *)(c[k].ctrl + (wc.wr_id - 1000) * maxsz));
+	}
+	*slot_id = wc.wr_id;
+}
+
+static int
+run_server(void)
+{
+	char msg[CTRL], reply[CTRL];
+	uint64_t slot;
+	unsigned int seed, size, k = 0, done = 0;
+
+	while (done < (unsigned int)o.nqps) {
+		for (k = 0; k < (unsigned int)o.nqps; k++) {
+			struct dpdat_wc wc;
+
+			if (dpdat_cq_poll(c[k].cq, &wc, 0) < 0)
+				FAIL("poll");
+			ctrl_recv((int)k, msg, sizeof(msg), &slot);
+			post_ctrl_recv((int)k, (int)(slot - 1000));
+			if (msg[0] == 'W') {	/* write landed: check it */
+				sscanf(msg, "W %u %u", &seed, &size);
+				for (int d = 0; d < o.depth; d++)
+					if (verify(c[k].buf + d * maxsz, size,
+						   seed + d) != 0)
+						FAIL("WRITE data wrong");
+				snprintf(reply, sizeof(reply), "OK W %u", seed);
+			} else if (msg[0] == 'S') {
+				sscanf(msg, "S %u", &size);
+				/* the SEND landed in a ctrl slot */
+				if (verify(c[k].ctrl + (slot - 1000) * maxsz,
+					   size, 77) != 0)
+					FAIL("SEND data wrong");
+				snprintf(reply, sizeof(reply), "OK S %u", size);
+			} else if (strncmp(msg, "BYE", 3) == 0) {
+				done++;
+				snprintf(reply, sizeof(reply), "BYE");
+			} else {
+				FAIL("unknown message '%s'", msg);
+			}
+			ctrl_send((int)k, reply, 5000);
+		}
+	}
+	return 0;
+}
+
+static void
+expect_reply(int k, const char *want)
+{
+	char msg[CTRL];
+	uint64_t slot;
+
+	ctrl_recv(k, msg, sizeof(msg), &slot);
+	post_ctrl_recv(k, (int)(slot - 1000));
+	if (strcmp(msg, want) != 0)
+		FAIL("reply '%s', want '%s'", msg, want);
+}
+
+static int
+run_client(void)
+{
+	uint8_t *rd;
+	char want[CTRL];
+	uint32_t seed = 1;
+
+	for (int si = 0; si < o.nsizes; si++) {
+		uint32_t size = (uint32_t)o.sizes[si];
+		uint64_t t0 = rte_get_tsc_cycles();
+
+		for (int k = 0; k < o.nqps; k++) {
+			/* 1. depth WRITEs, the last with immediate data */
+			for (int d = 0; d < o.depth; d++) {
+				fill(c[k].buf + d * maxsz, size, seed + d);
+				post(k, d + 1 == o.depth ?
+				     DPDAT_WR_RDMA_WRITE_IMM : DPDAT_WR_RDMA_WRITE,
+				     (uint64_t)d, c[k].buf + d * maxsz, c[k].lkey,
+				     size, c[k].peer.addr + d * maxsz, seed);
+			}
+			for (int d = 0; d < o.depth; d++)
+				wait_wc(k, d + 1 == o.depth ?
+					DPDAT_WR_RDMA_WRITE_IMM :
+					DPDAT_WR_RDMA_WRITE, (uint64_t)d);
+		}
+		for (int k = 0; k < o.nqps; k++) {
+			snprintf(want, sizeof(want), "OK W %u", seed);
+			expect_reply(k, want);
+		}
+		for (int k = 0; k < o.nqps; k++) {
+			/* 2. READ every written buffer back */
+			for (int d = 0; d < o.depth; d++)
+				memset(c[k].buf + d * maxsz, 0xee, size);
+			for (int d = 0; d < o.depth; d++)
+				post(k, DPDAT_WR_RDMA_READ, 100 + d,
+				     c[k].buf + d * maxsz, c[k].lkey, size,
+				     c[k].peer.addr + d * maxsz, 0);
+			for (int d = 0; d < o.depth; d++)
+				wait_wc(k, DPDAT_WR_RDMA_READ, 100 + d);
+			for (int d = 0; d < o.depth; d++) {
+				rd = c[k].buf + d * maxsz;
+				if (verify(rd, size, seed + d) != 0)
+					FAIL("READ data wrong, size %u", size);
+			}
+			/* 3. SEND the pattern into a receive */
+			fill(c[k].buf, size, 77);
+			post(k, DPDAT_WR_SEND_IMM, 200, c[k].buf, c[k].lkey,
+			     size, 0, 0x5e5d);
+			wait_wc(k, DPDAT_WR_SEND_IMM, 200);
+			snprintf(want, sizeof(want), "OK S %u", size);
+			expect_reply(k, want);
+		}
+		printf("client: %u B x %d x %d QPs: WRITE, READ, SEND verified "
+		       "(%.3f s)\n", size, o.depth, o.nqps,
+		       (double)(rte_get_tsc_cycles() - t0) / rte_get_tsc_hz());
+		seed += 100;
+	}
+	for (int k = 0; k < o.nqps; k++) {
+		ctrl_send(k, "BYE", 6000);
+		expect_reply(k, "BYE");
+	}
+	return 0;
+}
+
+static void
+parse(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "pmtu", 1, NULL, 'p' }, { "sizes", 1, NULL, 's' },
+		{ "qps", 1, NULL, 'q' }, { "depth", 1, NULL, 'd' },
+		{ "plain", 0, NULL, 'P' }, { "thread", 0, NULL, 't' },
+		{ "mtu", 1, NULL, 'm' }, { NULL, 0, NULL, 0 } };
+	char *tok, *save = NULL;
+	int ch;
+
+	if (argc < 3)
+		FAIL("usage: rc_test server|client <socket> [options]");
+	o.server = strcmp(argv[1], "server") == 0;
+	o.sock = argv[2];
+	optind = 3;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'p': o.pmtu = (uint16_t)atoi(optarg); break;
+		case 'q': o.nqps = atoi(optarg); break;
+		case 'd': o.depth = atoi(optarg); break;
+		case 'P': o.plain = 1; break;
+		case 't': o.thread = 1; break;
+		case 'm': o.mtu = (uint16_t)atoi(optarg); break;
+		case 's':
+			for (tok = strtok_r(optarg, ",", &save); tok && o.nsizes < 16;
+			     tok = strtok_r(NULL, ",", &save))
+				o.sizes[o.nsizes++] = strtoull(tok, NULL, 0);
+			break;
+		default: FAIL("bad option");
+		}
+	}
+	if (o.nsizes == 0)
+		o.sizes[o.nsizes++] = 4096;
+	if (o.nqps < 1 || o.nqps > MAX_QPS || o.depth < 1)
+		FAIL("bad --qps or --depth");
+	for (int i = 0; i < o.nsizes; i++)
+		if (o.sizes[i] > maxsz)
+			maxsz = o.sizes[i];
+	if (maxsz < CTRL)
+		maxsz = CTRL;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct dpdat_eal_conf ec = { .program = argv[0], .mem_mb = 512 };
+	int ret;
+
+	parse(argc, argv);
+	if (dpdat_eal_init(&ec) < 0)
+		return 1;
+	setup();
+	ret = o.server ? run_server() : run_client();
+	for (int k = 0; k < o.nqps; k++) {
+		struct dpdat_qp_stats st;
+
+		dpdat_qp_stats(c[k].qp, &st);
+		printf("%s qp %d: tx %lu rx %lu retransmits %lu timeouts %lu "
+		       "naks %lu/%lu rnr %lu/%lu dup %lu oos %lu\n",
+		       o.server ? "server" : "client", k, st.tx_pkts,
+		       st.rx_pkts, st.retransmits, st.timeouts, st.naks_sent,
+		       st.naks_rcvd, st.rnr_naks_sent, st.rnr_naks_rcvd,
+		       st.dup_rcvd, st.out_of_seq);
+	}
+	/* let the last ACKs go out before the link goes */
+	for (int i = 0; i < 100 && !o.thread; i++) {
+		dpdat_dev_progress(dev);
+		rte_delay_us_sleep(1000);
+	}
+	return ret;
+}
