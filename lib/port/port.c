@@ -29,6 +29,25 @@ RTE_LOG_REGISTER_DEFAULT(dpdat_port_logtype, NOTICE);
 /* one PMTU-4096 RoCEv2 frame per mbuf: 4096 + 78 bytes of headers */
 #define PORT_MBUF_DATA	(4096 + 256)
 
+/* memif chains 2 KiB descriptors for bigger frames by default, and its
+ * chained receive path misbehaves when the peer floods it (frames seen
+ * again): give it buffers that hold a whole frame unless told otherwise. */
+static int
+port_devargs(const char *device, uint16_t mtu, char *out, size_t len)
+{
+	unsigned int bsize = 2048;
+	int n;
+
+	while (bsize < (unsigned int)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN)
+		bsize <<= 1;
+	if (strncmp(device, "net_memif", 9) == 0 &&
+	    strstr(device, "bsize=") == NULL)
+		n = snprintf(out, len, "%s,bsize=%u", device, bsize);
+	else
+		n = snprintf(out, len, "%s", device);
+	return n < 0 || (size_t)n >= len ? -EINVAL : 0;
+}
+
 /* Probe devargs unless a port of that name (or the device named by the
  * devargs) already exists; return its port id. */
 static int
@@ -77,6 +96,7 @@ port_configure(struct dpdat_port *p)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info di;
+	uint32_t dev_mtu;
 	int ret;
 
 	ret = rte_eth_dev_info_get(p->port_id, &di);
@@ -87,14 +107,25 @@ port_configure(struct dpdat_port *p)
 	conf.txmode.offloads = p->tx_offloads;
 	if (di.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER)
 		conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
-	conf.rxmode.mtu = p->mtu;
+	dev_mtu = RTE_MIN((uint32_t)di.max_mtu, di.max_rx_pktlen -
+			  RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
+	if (p->mtu > dev_mtu) {
+		/* memif carries frames of any size as descriptor chains but
+		 * advertises a 1500 MTU in DPDK 22.11: the MTU is ours to
+		 * keep. Other devices mean what they say. */
+		if (strcmp(di.driver_name, "net_memif") != 0) {
+			PORT_LOG(ERR, "%s: MTU %u above the device's %u",
+				 p->name, p->mtu, dev_mtu);
+			return -EINVAL;
+		}
+		PORT_LOG(INFO, "%s: MTU %u kept by dpdat (device says %u)",
+			 p->name, p->mtu, dev_mtu);
+	} else {
+		conf.rxmode.mtu = p->mtu;
+	}
 	ret = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
 	if (ret < 0)
 		return ret;
-	ret = rte_eth_dev_set_mtu(p->port_id, p->mtu);
-	if (ret < 0 && ret != -ENOTSUP)
-		PORT_LOG(WARNING, "%s: MTU %u: %s", p->name, p->mtu,
-			 rte_strerror(-ret));
 	ret = rte_eth_rx_queue_setup(p->port_id, 0, PORT_RING_SIZE,
 				     rte_eth_dev_socket_id(p->port_id), NULL,
 				     p->pool);
@@ -128,7 +159,7 @@ port_wait_link(struct dpdat_port *p, unsigned int seconds)
 struct dpdat_port *
 dpdat_port_create(const struct dpdat_port_conf *conf)
 {
-	char pool_name[RTE_MEMPOOL_NAMESIZE];
+	char pool_name[RTE_MEMPOOL_NAMESIZE], devargs[512];
 	static uint32_t seq;
 	struct dpdat_port *p;
 	struct in_addr a;
@@ -148,7 +179,9 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	p->ip = a.s_addr;
 	p->mtu = conf->mtu ? conf->mtu : 1500;
 	p->tsc_hz = rte_get_tsc_hz();
-	ret = port_find_or_probe(conf->device, &p->port_id, &p->probed);
+	ret = port_devargs(conf->device, p->mtu, devargs, sizeof(devargs));
+	if (ret == 0)
+		ret = port_find_or_probe(devargs, &p->port_id, &p->probed);
 	if (ret < 0)
 		goto err_free;
 	rte_eth_dev_get_name_by_port(p->port_id, p->name);
@@ -322,9 +355,9 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 }
 
 uint16_t
-port_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t sent = 0, k;
+	uint16_t sent, k;
 
 	if (n == 0)
 		return 0;
@@ -332,6 +365,14 @@ port_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	for (k = 0; k < sent; k++)
 		p->st.tx_bytes += rte_pktmbuf_pkt_len(pkts[k]);
 	p->st.tx_pkts += sent;
+	return sent;
+}
+
+uint16_t
+port_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = port_tx_some(p, pkts, n);
+
 	if (sent < n) {
 		p->st.drop_tx_full += n - sent;
 		rte_pktmbuf_free_bulk(pkts + sent, n - sent);

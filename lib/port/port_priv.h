@@ -76,6 +76,10 @@ uint16_t port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
  * number sent. */
 uint16_t port_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
 
+/* Transmit what the device takes now; the rest stays with the caller. */
+uint16_t port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts,
+		      uint16_t n);
+
 /* Put Ethernet, IPv4 and UDP headers in front of m (whose data starts with
  * the BTH and already ends with room for nothing else), then append the
  * ICRC. -ENOSPC when the mbuf has no headroom or tailroom. */

@@ -36,20 +36,42 @@ rc_unlock_engine(struct dpdat_dev *dev)
 	__atomic_store_n(&dev->busy, 0, __ATOMIC_RELEASE);
 }
 
+/* Send the batch; what the device cannot take now stays for the next
+ * iteration (back-pressure instead of loss: producers check rc_tx_room). */
 void
 rc_tx_flush(struct dpdat_dev *dev)
 {
-	if (dev->n_tx != 0)
-		port_tx(dev->port, dev->tx, dev->n_tx);
-	dev->n_tx = 0;
+	uint16_t sent;
+
+	if (dev->n_tx == 0)
+		return;
+	sent = port_tx_some(dev->port, dev->tx, dev->n_tx);
+	if (sent != 0 && sent < dev->n_tx)
+		memmove(dev->tx, dev->tx + sent,
+			(dev->n_tx - sent) * sizeof(dev->tx[0]));
+	dev->n_tx -= sent;
+}
+
+bool
+rc_tx_room(struct dpdat_dev *dev)
+{
+	if (dev->n_tx >= RC_TX_BURST - 1)
+		rc_tx_flush(dev);
+	return dev->n_tx < RC_TX_BURST - 1;
 }
 
 void
 rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m)
 {
-	dev->tx[dev->n_tx++] = m;
 	if (dev->n_tx == RC_TX_BURST)
 		rc_tx_flush(dev);
+	if (dev->n_tx == RC_TX_BURST) {
+		/* control packets (ACK/NAK) may overflow: the peer retries */
+		dev->port->st.drop_tx_full++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	dev->tx[dev->n_tx++] = m;
 }
 
 /* Check the ICRC and the BTH of a received frame and hand it to its QP. */
@@ -291,7 +313,8 @@ dpdat_dev_close(struct dpdat_dev *dev)
 		__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(dev->thread, NULL);
 	}
-	rc_tx_flush(dev);
+	rte_pktmbuf_free_bulk(dev->tx, dev->n_tx);
+	dev->n_tx = 0;
 	dpdat_port_free(dev->port);
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 	/* PZs left by the consumer keep the domain; say so rather than leak

@@ -66,6 +66,7 @@ struct rc_read_res {
 	uint32_t rkey;
 	uint32_t len;
 	uint32_t psn;		/* PSN of the next response */
+	uint32_t first_psn;	/* PSN of the first response */
 	uint32_t left;		/* response packets still to send */
 	uint32_t off;		/* bytes already sent */
 	uint32_t npkts;
@@ -188,6 +189,7 @@ struct dpdat_dev {
 int rc_engine_run(struct dpdat_dev *dev);
 void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
 void rc_tx_flush(struct dpdat_dev *dev);
+bool rc_tx_room(struct dpdat_dev *dev);
 void rc_lock_engine(struct dpdat_dev *dev);
 void rc_unlock_engine(struct dpdat_dev *dev);
 

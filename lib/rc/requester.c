@@ -182,7 +182,8 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 		return;
 	while (budget != 0 && qp->sq_send != qp->sq_tail &&
 	       qp->state == DPDAT_QPS_RTS) {
-		if (roce_psn_diff(qp->psn, qp->una) >= RC_MAX_INFLIGHT)
+		if (roce_psn_diff(qp->psn, qp->una) >= RC_MAX_INFLIGHT ||
+		    !rc_tx_room(qp->dev))
 			break;
 		w = swqe(qp, qp->sq_send);
 		if (qp->sq_send == qp->sq_started) {

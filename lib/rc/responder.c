@@ -84,11 +84,30 @@ read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	r->rkey = rkey;
 	r->len = len;
 	r->psn = psn;
+	r->first_psn = psn;
 	r->npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
 	r->left = r->npkts;
 	r->off = 0;
 	qp->nres++;
 	return 0;
+}
+
+/* A duplicate READ at psn: the requester went back to psn and will ask
+ * again for everything after it, so drop the answers queued from there on
+ * (the one in progress included) before queueing the new one. */
+static void
+read_restart(struct dpdat_qp *qp, uint32_t psn)
+{
+	struct rc_read_res *r;
+	uint32_t i;
+
+	for (i = 0; i < qp->nres; i++) {
+		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+		if (roce_psn_diff(psn, roce_psn_add(r->first_psn,
+						    r->npkts)) < 0)
+			break;
+	}
+	qp->nres = i;
 }
 
 /* Send READ responses, a budget at a time. */
@@ -103,7 +122,7 @@ rc_responder_reads(struct dpdat_qp *qp)
 	uint8_t op;
 	uint8_t *p;
 
-	while (qp->nres != 0 && budget-- != 0) {
+	while (qp->nres != 0 && budget-- != 0 && rc_tx_room(qp->dev)) {
 		r = &qp->res[qp->res_head];
 		k = r->npkts - r->left;
 		n = RTE_MIN((uint32_t)qp->pmtu, r->len - r->off);
@@ -200,6 +219,8 @@ need_recv(struct dpdat_qp *qp, uint8_t op)
 
 	if (!imm_write && !send_start)
 		return true;
+	if (qp->rq_head == qp->rq_tail)
+		rc_pull_posted(qp);	/* posted since the last pull? */
 	return qp->rq_head != qp->rq_tail;
 }
 
@@ -330,6 +351,7 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 		/* answer again, but only inside what we already accepted */
 		if (roce_psn_diff(roce_psn_add(psn, npkts), qp->epsn) > 0)
 			return;
+		read_restart(qp, psn);
 		read_enqueue(qp, va, rkey, len, psn);
 		return;
 	}

@@ -65,8 +65,10 @@ static struct dpdat_pz *pz;
 static struct conn c[MAX_QPS];
 static uint64_t maxsz;
 
+static void print_stats(void);
 #define FAIL(...) do { fprintf(stderr, "%s: ", o.server ? "server" : "client"); \
-	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); print_stats(); \
+	exit(1); } while (0)
 
 static void *
 mem_get(size_t n)
@@ -479,6 +481,31 @@ parse(int argc, char **argv)
 		maxsz = CTRL;
 }
 
+static void
+print_stats(void)
+{
+	struct dpdat_port_stats ps;
+
+	for (int k = 0; k < o.nqps && dev != NULL; k++) {
+		struct dpdat_qp_stats st;
+
+		if (c[k].qp == NULL || dpdat_qp_stats(c[k].qp, &st) != 0)
+			continue;
+		printf("%s qp %d: tx %lu rx %lu retransmits %lu timeouts %lu "
+		       "naks %lu/%lu rnr %lu/%lu dup %lu oos %lu\n",
+		       o.server ? "server" : "client", k, st.tx_pkts,
+		       st.rx_pkts, st.retransmits, st.timeouts, st.naks_sent,
+		       st.naks_rcvd, st.rnr_naks_sent, st.rnr_naks_rcvd,
+		       st.dup_rcvd, st.out_of_seq);
+	}
+	if (dev != NULL && dpdat_port_stats(dpdat_dev_port(dev), &ps) == 0)
+		printf("%s port: rx %lu tx %lu roce %lu drops %lu/%lu/%lu\n",
+		       o.server ? "server" : "client", ps.rx_pkts, ps.tx_pkts,
+		       ps.rx_roce, ps.drop_not_ours, ps.drop_malformed,
+		       ps.drop_tx_full);
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -490,20 +517,10 @@ main(int argc, char **argv)
 		return 1;
 	setup();
 	ret = o.server ? run_server() : run_client();
-	for (int k = 0; k < o.nqps; k++) {
-		struct dpdat_qp_stats st;
-
-		dpdat_qp_stats(c[k].qp, &st);
-		printf("%s qp %d: tx %lu rx %lu retransmits %lu timeouts %lu "
-		       "naks %lu/%lu rnr %lu/%lu dup %lu oos %lu\n",
-		       o.server ? "server" : "client", k, st.tx_pkts,
-		       st.rx_pkts, st.retransmits, st.timeouts, st.naks_sent,
-		       st.naks_rcvd, st.rnr_naks_sent, st.rnr_naks_rcvd,
-		       st.dup_rcvd, st.out_of_seq);
-	}
+	print_stats();
 	/* let the last ACKs go out before the link goes */
-	for (int i = 0; i < 100 && !o.thread; i++) {
-		dpdat_dev_progress(dev);
+	for (int i = 0; i < 200; i++) {
+		dpdat_dev_progress(dev);	/* -EBUSY in thread mode */
 		rte_delay_us_sleep(1000);
 	}
 	return ret;
