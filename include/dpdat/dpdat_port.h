@@ -59,6 +59,23 @@ struct dpdat_port_stats {
 	uint64_t drop_not_ours;		/**< wrong MAC, IP, protocol or port */
 	uint64_t drop_malformed;	/**< truncated or inconsistent headers */
 	uint64_t drop_tx_full;		/**< the device refused a transmit */
+	/** Faults injected (dpdat_port_set_faults()), both directions. */
+	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
+};
+
+/** Fault rates for one direction, each a probability in [0, 1]. */
+struct dpdat_fault_rates {
+	double drop;		/**< the frame vanishes */
+	double dup;		/**< the frame arrives twice */
+	double reorder;		/**< the frame swaps places with the next one */
+	double corrupt;		/**< one byte after the Ethernet header flips */
+};
+
+/** Fault injection on a port: reproducible with the same seed. */
+struct dpdat_fault_conf {
+	struct dpdat_fault_rates rx;
+	struct dpdat_fault_rates tx;
+	uint64_t seed;		/**< 0 picks 1 */
 };
 
 /**
@@ -89,6 +106,28 @@ dpdat_port_query(const struct dpdat_port *port, struct dpdat_port_info *info);
 /** @return 0, -EBADF, -EINVAL (stats NULL). */
 int
 dpdat_port_stats(const struct dpdat_port *port, struct dpdat_port_stats *stats);
+
+/**
+ * Inject faults into a port's RoCEv2 and ARP traffic. Takes effect at the
+ * next burst; call from the thread that runs the port's engine, or before it
+ * starts. The environment variable DPDAT_FAULT sets the same at port creation:
+ * "rx:drop=0.01,dup=0.01,reorder=0.01,corrupt=0.01;tx:drop=0.05;seed=42".
+ *
+ * @param conf
+ *   Rates and seed; NULL turns injection off.
+ * @return 0, -EBADF, -EINVAL (a rate outside [0, 1]).
+ */
+int
+dpdat_port_set_faults(struct dpdat_port *port,
+		      const struct dpdat_fault_conf *conf);
+
+/**
+ * Parse a fault specification in the DPDAT_FAULT syntax.
+ *
+ * @return 0, -EINVAL (with the offending part logged).
+ */
+int
+dpdat_fault_parse(const char *spec, struct dpdat_fault_conf *conf);
 
 #ifdef __cplusplus
 }

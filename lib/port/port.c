@@ -209,6 +209,17 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		}
 	}
 	p->magic = PORT_MAGIC;
+	if (getenv("DPDAT_FAULT") != NULL) {
+		struct dpdat_fault_conf fc;
+
+		ret = dpdat_fault_parse(getenv("DPDAT_FAULT"), &fc);
+		if (ret == 0)
+			ret = dpdat_port_set_faults(p, &fc);
+		if (ret < 0) {
+			p->magic = 0;
+			goto err_stop;
+		}
+	}
 	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u",
 		 p->name, p->port_id, RTE_ETHER_ADDR_BYTES(&p->mac),
 		 conf->ipv4, p->mtu);
@@ -233,6 +244,7 @@ dpdat_port_free(struct dpdat_port *p)
 	if (p == NULL || p->magic != PORT_MAGIC)
 		return -EBADF;
 	p->magic = 0;
+	port_fault_release(p);
 	/* stop before closing; never depend on a clean peer disconnect */
 	rte_eth_dev_stop(p->port_id);
 	if (p->probed)
@@ -316,11 +328,14 @@ port_is_roce(struct dpdat_port *p, struct rte_mbuf *m)
 uint16_t
 port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *rx[PORT_BURST];
+	struct rte_mbuf *rx[2 * PORT_BURST];
 	const struct rte_ether_hdr *eth;
 	uint16_t i, nb, out = 0;
 
-	nb = rte_eth_rx_burst(p->port_id, 0, rx, RTE_MIN(n, PORT_BURST));
+	/* room for the duplicates fault injection may add */
+	nb = rte_eth_rx_burst(p->port_id, 0, rx, RTE_MIN(n / 2, PORT_BURST));
+	if (unlikely(p->faults))
+		nb = port_fault_apply(p, &p->frx, rx, nb);
 	for (i = 0; i < nb; i++) {
 		struct rte_mbuf *m = rx[i];
 
@@ -354,6 +369,31 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	return out;
 }
 
+/* Transmit through the faults: the frames handed over count as taken
+ * (faults act like the wire), whatever the device then refuses is dropped. */
+static uint16_t
+port_tx_faulty(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *f[2 * PORT_BURST];
+	uint16_t k, sent, m, done = 0;
+
+	while (done < n) {
+		m = RTE_MIN(n - done, PORT_BURST);
+		memcpy(f, pkts + done, m * sizeof(*f));
+		m = port_fault_apply(p, &p->ftx, f, m);
+		sent = m ? rte_eth_tx_burst(p->port_id, 0, f, m) : 0;
+		for (k = 0; k < sent; k++)
+			p->st.tx_bytes += rte_pktmbuf_pkt_len(f[k]);
+		p->st.tx_pkts += sent;
+		if (sent < m) {
+			p->st.drop_tx_full += m - sent;
+			rte_pktmbuf_free_bulk(f + sent, m - sent);
+		}
+		done += RTE_MIN(n - done, PORT_BURST);
+	}
+	return n;
+}
+
 uint16_t
 port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -361,6 +401,8 @@ port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 
 	if (n == 0)
 		return 0;
+	if (unlikely(p->faults))
+		return port_tx_faulty(p, pkts, n);
 	sent = rte_eth_tx_burst(p->port_id, 0, pkts, n);
 	for (k = 0; k < sent; k++)
 		p->st.tx_bytes += rte_pktmbuf_pkt_len(pkts[k]);

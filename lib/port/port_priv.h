@@ -51,6 +51,12 @@ struct port_neigh {
 	uint64_t tsc;		/* last update or request */
 };
 
+/* Fault injection state of one direction. */
+struct port_fault {
+	uint32_t drop, dup, reorder, corrupt;	/* thresholds of 2^32 */
+	struct rte_mbuf *held;		/* waiting to be reordered */
+};
+
 struct dpdat_port {
 	uint32_t magic;
 	uint16_t port_id;
@@ -64,6 +70,9 @@ struct dpdat_port {
 	struct rte_mempool *pool;
 	uint64_t tsc_hz;
 	struct dpdat_port_stats st;
+	bool faults;		/* any rate non-zero */
+	uint64_t rng;
+	struct port_fault frx, ftx;
 	struct port_neigh neigh[PORT_NEIGH_SIZE];
 };
 
@@ -92,6 +101,13 @@ int port_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac);
 
 /* Retries and expiry of the neighbour table; call now and then. */
 void port_timer(struct dpdat_port *p);
+
+/* fault.c: pass the n frames in pkts through the faults of one direction;
+ * the result (up to 2n frames) is written back to pkts, its count returned.
+ * pkts must have room for 2n. */
+uint16_t port_fault_apply(struct dpdat_port *p, struct port_fault *f,
+			  struct rte_mbuf **pkts, uint16_t n);
+void port_fault_release(struct dpdat_port *p);
 
 /* arp.c */
 void port_arp_input(struct dpdat_port *p, struct rte_mbuf *m);

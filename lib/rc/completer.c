@@ -145,14 +145,12 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	want = RTE_MIN((uint32_t)qp->pmtu, w->len - k * qp->pmtu);
 	if (w->len == 0)
 		want = 0;
-	/* position and size must match what we asked for */
+	/* size must match what we asked for, and only the last response
+	 * may end the message. A READ asked again from the middle is
+	 * answered with a fresh FIRST (or ONLY), so the start may be any. */
 	if (paylen != want ||
-	    (w->npkts == 1 && op != ROCE_OP_READ_RESP_ONLY) ||
-	    (w->npkts > 1 && k == 0 && op != ROCE_OP_READ_RESP_FIRST) ||
-	    (w->npkts > 1 && k > 0 && k + 1 < w->npkts &&
-	     op != ROCE_OP_READ_RESP_MIDDLE) ||
-	    (w->npkts > 1 && k + 1 == w->npkts &&
-	     op != ROCE_OP_READ_RESP_LAST)) {
+	    ((k + 1 == w->npkts) != (op == ROCE_OP_READ_RESP_LAST ||
+				     op == ROCE_OP_READ_RESP_ONLY))) {
 		qp->st.out_of_seq++;
 		return;
 	}
@@ -173,9 +171,12 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
 		qp->sq_head++;
 		qp->reads_out--;
-		if ((int32_t)(qp->sq_send - qp->sq_head) < 0)
-			qp->sq_send = qp->sq_head;
 	}
+	/* a go-back may have rewound the sender into this READ: the answers
+	 * came anyway, so move it past them (never reuse a PSN) */
+	if (roce_psn_diff(qp->una, qp->psn) > 0 ||
+	    (int32_t)(qp->sq_send - qp->sq_head) < 0)
+		rc_go_back(qp, qp->una);
 }
 
 void

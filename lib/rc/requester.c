@@ -204,6 +204,15 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 		if (qp->psn == qp->una)
 			qp->progress_tsc = now;	/* the timer starts now */
 		k = (uint32_t)roce_psn_diff(qp->psn, w->first_psn);
+		if (unlikely(k >= w->npkts)) {
+			/* psn and sq_send disagree: a bug, but never send
+			 * garbage; realign on what the peer has */
+			RC_LOG(ERR, "qp %u: psn %u outside WR %u (%u+%u)",
+			       qp->qpn, qp->psn, qp->sq_send, w->first_psn,
+			       w->npkts);
+			rc_go_back(qp, qp->una);
+			break;
+		}
 		if (w->opcode == DPDAT_WR_RDMA_READ) {
 			if (send_read_req(qp, w, k) != 0)
 				break;
@@ -251,6 +260,10 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 		return;
 	qp->st.timeouts++;
 	qp->progress_tsc = now;
+	RC_LOG(DEBUG, "qp %u: timeout: una %u psn %u frontier %u head %u "
+	       "send %u started %u tail %u", qp->qpn, qp->una, qp->psn,
+	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
+	       qp->sq_tail);
 	if (qp->retry_cnt != 7 && qp->retries_left-- == 0) {
 		w = swqe(qp, qp->sq_head);
 		RC_LOG(NOTICE, "qp %u: retry count exceeded at psn %u",

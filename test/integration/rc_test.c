@@ -44,7 +44,8 @@ struct side {
 
 struct conn {
 	struct dpdat_qp *qp;
-	struct dpdat_cq *cq;	/* send and receive share one CQ */
+	struct dpdat_cq *cq;	/* send completions */
+	struct dpdat_cq *rcq;	/* receive completions: they may overtake */
 	uint8_t *buf;		/* data area: max size * depth */
 	uint8_t *ctrl;		/* receive slots for control messages */
 	struct dpdat_lmr *lmr, *cl;
@@ -58,6 +59,7 @@ static struct {
 	uint64_t sizes[16];
 	int nsizes;
 	const char *sock;
+	const char *fault;
 } o = { .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500 };
 
 static struct dpdat_dev *dev;
@@ -231,6 +233,16 @@ setup(void)
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL)
 		FAIL("dev_open: %s", rte_strerror(rte_errno));
+	if (o.fault != NULL) {
+		struct dpdat_fault_conf fc;
+
+		/* thread mode: set before the engine sees traffic */
+		if (dpdat_fault_parse(o.fault, &fc) != 0)
+			FAIL("bad --fault");
+		fc.seed += o.server;	/* different faults on each side */
+		if (dpdat_port_set_faults(dpdat_dev_port(dev), &fc) != 0)
+			FAIL("set_faults");
+	}
 	pz = dpdat_pz_create(dpdat_dev_domain(dev));
 	for (k = 0; k < o.nqps; k++) {
 		struct dpdat_qp_conf qc = { .pz = pz, .max_send_wr = 512,
@@ -239,7 +251,9 @@ setup(void)
 		struct dpdat_lmr_info li;
 
 		c[k].cq = dpdat_cq_create(dev, 2048);
-		qc.send_cq = qc.recv_cq = c[k].cq;
+		c[k].rcq = dpdat_cq_create(dev, 256);
+		qc.send_cq = c[k].cq;
+		qc.recv_cq = c[k].rcq;
 		c[k].qp = dpdat_qp_create(dev, &qc);
 		c[k].buf = mem_get(maxsz * o.depth);
 		c[k].ctrl = mem_get(maxsz * 16);
@@ -293,11 +307,11 @@ ctrl_recv(int k, char *out, size_t n, uint64_t *slot_id)
 	int ret;
 
 	for (;;) {
-		ret = dpdat_cq_poll(c[k].cq, &wc, 1);
+		ret = dpdat_cq_poll(c[k].rcq, &wc, 1);
 		if (ret == 1)
 			break;
 		if (o.thread)
-			dpdat_cq_wait(c[k].cq, 100);
+			dpdat_cq_wait(c[k].rcq, 100);
 		if (rte_get_tsc_cycles() - t0 > TIMEOUT_S * rte_get_tsc_hz())
 			FAIL("qp %d: no control message", k);
 	}
@@ -330,10 +344,6 @@ run_server(void)
 
 	while (done < (unsigned int)o.nqps) {
 		for (k = 0; k < (unsigned int)o.nqps; k++) {
-			struct dpdat_wc wc;
-
-			if (dpdat_cq_poll(c[k].cq, &wc, 0) < 0)
-				FAIL("poll");
 			ctrl_recv((int)k, msg, sizeof(msg), &slot);
 			post_ctrl_recv((int)k, (int)(slot - 1000));
 			if (msg[0] == 'W') {	/* write landed: check it */
@@ -445,7 +455,8 @@ parse(int argc, char **argv)
 		{ "pmtu", 1, NULL, 'p' }, { "sizes", 1, NULL, 's' },
 		{ "qps", 1, NULL, 'q' }, { "depth", 1, NULL, 'd' },
 		{ "plain", 0, NULL, 'P' }, { "thread", 0, NULL, 't' },
-		{ "mtu", 1, NULL, 'm' }, { NULL, 0, NULL, 0 } };
+		{ "mtu", 1, NULL, 'm' }, { "fault", 1, NULL, 'f' },
+		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
 	int ch;
 
@@ -462,6 +473,7 @@ parse(int argc, char **argv)
 		case 'P': o.plain = 1; break;
 		case 't': o.thread = 1; break;
 		case 'm': o.mtu = (uint16_t)atoi(optarg); break;
+		case 'f': o.fault = optarg; break;
 		case 's':
 			for (tok = strtok_r(optarg, ",", &save); tok && o.nsizes < 16;
 			     tok = strtok_r(NULL, ",", &save))
@@ -499,10 +511,12 @@ print_stats(void)
 		       st.dup_rcvd, st.out_of_seq);
 	}
 	if (dev != NULL && dpdat_port_stats(dpdat_dev_port(dev), &ps) == 0)
-		printf("%s port: rx %lu tx %lu roce %lu drops %lu/%lu/%lu\n",
+		printf("%s port: rx %lu tx %lu roce %lu drops %lu/%lu/%lu "
+		       "faults drop %lu dup %lu reorder %lu corrupt %lu\n",
 		       o.server ? "server" : "client", ps.rx_pkts, ps.tx_pkts,
 		       ps.rx_roce, ps.drop_not_ours, ps.drop_malformed,
-		       ps.drop_tx_full);
+		       ps.drop_tx_full, ps.fault_drop, ps.fault_dup,
+		       ps.fault_reorder, ps.fault_corrupt);
 	fflush(stdout);
 }
 
@@ -518,6 +532,25 @@ main(int argc, char **argv)
 	setup();
 	ret = o.server ? run_server() : run_client();
 	print_stats();
+	if (o.fault != NULL && !o.server) {
+		/* faults were injected and the data still came through
+		 * intact: show that recovery was what did it */
+		struct dpdat_port_stats ps;
+		struct dpdat_qp_stats qs;
+		uint64_t injected, recovered = 0;
+
+		dpdat_port_stats(dpdat_dev_port(dev), &ps);
+		injected = ps.fault_drop + ps.fault_dup + ps.fault_reorder +
+			   ps.fault_corrupt;
+		for (int k = 0; k < o.nqps; k++) {
+			dpdat_qp_stats(c[k].qp, &qs);
+			recovered += qs.retransmits + qs.naks_rcvd;
+		}
+		printf("client: %lu faults injected here, %lu retransmits/NAKs\n",
+		       (unsigned long)injected, (unsigned long)recovered);
+		if (injected == 0 || recovered == 0)
+			FAIL("fault run without faults or without recovery");
+	}
 	/* let the last ACKs go out before the link goes */
 	for (int i = 0; i < 200; i++) {
 		dpdat_dev_progress(dev);	/* -EBUSY in thread mode */

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* Fault injection: drop, duplicate, reorder and corrupt frames at configured
+ * rates, reproducibly from a seed, with counters. Runs on the port's thread. */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+
+#include "port_priv.h"
+
+static inline uint32_t
+rnd(struct dpdat_port *p)
+{
+	/* xorshift64*: cheap, and the same seed gives the same faults */
+	p->rng ^= p->rng >> 12;
+	p->rng ^= p->rng << 25;
+	p->rng ^= p->rng >> 27;
+	return (uint32_t)((p->rng * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+static uint32_t
+threshold(double rate)
+{
+	return rate >= 1.0 ? UINT32_MAX : (uint32_t)(rate * 4294967296.0);
+}
+
+static bool
+rates_ok(const struct dpdat_fault_rates *r)
+{
+	return r->drop >= 0 && r->drop <= 1 && r->dup >= 0 && r->dup <= 1 &&
+	       r->reorder >= 0 && r->reorder <= 1 && r->corrupt >= 0 &&
+	       r->corrupt <= 1;
+}
+
+static void
+set_dir(struct port_fault *f, const struct dpdat_fault_rates *r)
+{
+	f->drop = threshold(r->drop);
+	f->dup = threshold(r->dup);
+	f->reorder = threshold(r->reorder);
+	f->corrupt = threshold(r->corrupt);
+}
+
+void
+port_fault_release(struct dpdat_port *p)
+{
+	rte_pktmbuf_free(p->frx.held);
+	rte_pktmbuf_free(p->ftx.held);
+	p->frx.held = p->ftx.held = NULL;
+}
+
+int
+dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
+{
+	static const struct dpdat_fault_conf off;
+
+	if (p == NULL || p->magic != PORT_MAGIC)
+		return -EBADF;
+	if (c == NULL)
+		c = &off;
+	if (!rates_ok(&c->rx) || !rates_ok(&c->tx))
+		return -EINVAL;
+	set_dir(&p->frx, &c->rx);
+	set_dir(&p->ftx, &c->tx);
+	p->rng = c->seed ? c->seed : 1;
+	p->faults = memcmp(c, &off, offsetof(struct dpdat_fault_conf, seed));
+	if (p->faults)
+		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "
+			 "corrupt %.3f, tx drop %.3f dup %.3f reorder %.3f "
+			 "corrupt %.3f, seed %lu", p->name, c->rx.drop,
+			 c->rx.dup, c->rx.reorder, c->rx.corrupt, c->tx.drop,
+			 c->tx.dup, c->tx.reorder, c->tx.corrupt,
+			 (unsigned long)p->rng);
+	else
+		port_fault_release(p);
+	return 0;
+}
+
+uint16_t
+port_fault_apply(struct dpdat_port *p, struct port_fault *f,
+		 struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *in[2 * PORT_BURST], *m, *c;
+	uint16_t i, out = 0;
+	uint8_t *b;
+
+	memcpy(in, pkts, n * sizeof(*pkts));
+	for (i = 0; i < n; i++) {
+		m = in[i];
+		if (f->drop && rnd(p) < f->drop) {
+			p->st.fault_drop++;
+			rte_pktmbuf_free(m);
+			continue;
+		}
+		if (f->corrupt && rnd(p) < f->corrupt &&
+		    rte_pktmbuf_data_len(m) > RTE_ETHER_HDR_LEN) {
+			b = rte_pktmbuf_mtod(m, uint8_t *);
+			b[RTE_ETHER_HDR_LEN + rnd(p) %
+			  (rte_pktmbuf_data_len(m) - RTE_ETHER_HDR_LEN)] ^=
+				(uint8_t)(1u << (rnd(p) & 7));
+			p->st.fault_corrupt++;
+		}
+		if (f->dup && rnd(p) < f->dup &&
+		    (c = rte_pktmbuf_copy(m, p->pool, 0, UINT32_MAX)) != NULL) {
+			p->st.fault_dup++;
+			pkts[out++] = c;
+		}
+		if (f->held == NULL && f->reorder && rnd(p) < f->reorder) {
+			p->st.fault_reorder++;
+			f->held = m;	/* goes out after the next frame */
+			continue;
+		}
+		pkts[out++] = m;
+		if (f->held != NULL && f->held != m) {
+			pkts[out++] = f->held;
+			f->held = NULL;
+		}
+	}
+	return out;
+}
+
+static int
+parse_rates(char *s, struct dpdat_fault_rates *r)
+{
+	char *tok, *save = NULL, *eq, *end;
+	double v;
+
+	for (tok = strtok_r(s, ",", &save); tok != NULL;
+	     tok = strtok_r(NULL, ",", &save)) {
+		eq = strchr(tok, '=');
+		if (eq == NULL)
+			return -EINVAL;
+		*eq = '\0';
+		v = strtod(eq + 1, &end);
+		if (*end != '\0' || v < 0 || v > 1)
+			return -EINVAL;
+		if (strcmp(tok, "drop") == 0)
+			r->drop = v;
+		else if (strcmp(tok, "dup") == 0)
+			r->dup = v;
+		else if (strcmp(tok, "reorder") == 0)
+			r->reorder = v;
+		else if (strcmp(tok, "corrupt") == 0)
+			r->corrupt = v;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int
+dpdat_fault_parse(const char *spec, struct dpdat_fault_conf *c)
+{
+	char *copy, *part, *save = NULL, *end;
+	int ret = 0;
+
+	if (spec == NULL || c == NULL)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	copy = strdup(spec);
+	if (copy == NULL)
+		return -ENOMEM;
+	for (part = strtok_r(copy, ";", &save); part != NULL && ret == 0;
+	     part = strtok_r(NULL, ";", &save)) {
+		if (strncmp(part, "rx:", 3) == 0)
+			ret = parse_rates(part + 3, &c->rx);
+		else if (strncmp(part, "tx:", 3) == 0)
+			ret = parse_rates(part + 3, &c->tx);
+		else if (strncmp(part, "seed=", 5) == 0) {
+			c->seed = strtoull(part + 5, &end, 0);
+			if (*end != '\0')
+				ret = -EINVAL;
+		} else {
+			ret = -EINVAL;
+		}
+	}
+	if (ret != 0)
+		PORT_LOG(ERR, "bad fault specification '%s' (expected e.g. "
+			 "\"rx:drop=0.01,dup=0.01;tx:reorder=0.01;seed=1\")",
+			 spec);
+	free(copy);
+	return ret;
+}
