@@ -52,6 +52,29 @@ rc_tx_flush(struct dpdat_dev *dev)
 	dev->n_tx -= sent;
 }
 
+/* Drop queued packets of a QP that is going away (the link may be down and
+ * the batch stuck): their mbufs go back now. Caller holds the engine. */
+void
+rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip)
+{
+	const struct rte_ipv4_hdr *ip;
+	struct roce_bth b;
+	uint16_t i, n = 0;
+
+	for (i = 0; i < dev->n_tx; i++) {
+		struct rte_mbuf *m = dev->tx[i];
+
+		ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
+					     sizeof(struct rte_ether_hdr));
+		rc_mbuf_copy(m, PORT_HDR_LEN, (uint8_t *)&b, sizeof(b));
+		if (ip->dst_addr == dip && roce_bth_qpn(&b) == dqpn)
+			rte_pktmbuf_free(m);
+		else
+			dev->tx[n++] = m;
+	}
+	dev->n_tx = n;
+}
+
 bool
 rc_tx_room(struct dpdat_dev *dev)
 {

@@ -298,6 +298,7 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	qp->magic = 0;
 	rc_pull_posted(qp);
 	rc_qp_error(qp);
+	rc_tx_purge(dev, qp->dqpn, qp->dip);
 	dev->qps[qp->qpn - RC_QPN_BASE] = NULL;
 	if (qp->on_ack_list) {
 		struct dpdat_qp **pp = &dev->ack_list;

@@ -190,6 +190,7 @@ int rc_engine_run(struct dpdat_dev *dev);
 void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
 void rc_tx_flush(struct dpdat_dev *dev);
 bool rc_tx_room(struct dpdat_dev *dev);
+void rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip);
 void rc_lock_engine(struct dpdat_dev *dev);
 void rc_unlock_engine(struct dpdat_dev *dev);
 

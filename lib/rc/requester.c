@@ -255,8 +255,10 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 {
 	struct rc_swqe *w;
 
-	if (qp->psn == qp->una || now - qp->progress_tsc < qp->timeout_tsc ||
-	    now < qp->rnr_until)
+	/* outstanding means started and not completed: after a go-back the
+	 * sender may sit at una, unable to send (link down), and still owe */
+	if (qp->sq_head == qp->sq_started ||
+	    now - qp->progress_tsc < qp->timeout_tsc || now < qp->rnr_until)
 		return;
 	qp->st.timeouts++;
 	qp->progress_tsc = now;

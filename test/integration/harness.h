@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_TEST_HARNESS_H
+#define DPDAT_TEST_HARNESS_H
+
+/* Shared plumbing of the two-process tests: device bring-up over memif, an
+ * out-of-band exchange of lines through files next to the memif socket,
+ * waiting for completions with a deadline. */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_qp.h>
+
+extern const char *h_role;	/* "server" or "client", for messages */
+
+#define H_FAIL(...) do { fprintf(stderr, "%s: ", h_role); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
+
+/* EAL + device on one end of the memif at sock (server: 198.18.0.1). */
+struct dpdat_dev *h_open(int server, const char *sock, uint16_t mtu,
+			 enum dpdat_progress progress);
+
+/* Publish our n lines, read the peer's n lines (each < 256 chars). */
+void h_exchange(const char *sock, int server, char (*mine)[256],
+		char (*theirs)[256], int n);
+
+/* Our address as "ip m0 m1 m2 m3 m4 m5" and its parser. */
+void h_addr_str(struct dpdat_dev *dev, char *out, size_t len);
+void h_addr_parse(const char *s, struct dpdat_qp_remote *r);
+
+/* One completion within timeout_s, or -1. */
+int h_wait(struct dpdat_cq *cq, struct dpdat_wc *wc, double timeout_s);
+
+double h_now(void);
+
+#endif

@@ -1,0 +1,386 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Edge cases of the RC engine between two processes over memif.
+ *
+ * rc_edge server|client <socket> protect
+ *   The client attacks the server's memory through one fresh QP per case:
+ *   a wrong key, a freed key, out of bounds, address wrap, a missing
+ *   privilege, a foreign protection zone, each for WRITE or READ. Every
+ *   attack must fail with a remote access error at the client; the server
+ *   checks afterwards that its memory is byte-identical except for the one
+ *   legitimate write.
+ *
+ * rc_edge server|client <socket> death
+ *   The server kills itself mid-stream; every work request of the client
+ *   must complete, in error, within the retry budget; no mbuf leaks.
+ */
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_mempool.h>
+
+#include "harness.h"
+#include "port_priv.h"
+
+#define RW_LEN (64 << 10)
+#define RO_LEN 4096
+#define GUARD 0xa5
+#define NCASE 9
+
+struct region {
+	uint8_t *buf;
+	struct dpdat_lmr *lmr;
+	uint32_t key;
+};
+
+static struct dpdat_dev *dev;
+static struct dpdat_pz *pz, *pz2;
+static struct dpdat_cq *cq;
+static struct dpdat_qp *qp[NCASE];
+
+static void
+region(struct region *r, struct dpdat_pz *z, size_t len, uint32_t priv,
+       uint8_t fill)
+{
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct dpdat_lmr_info li;
+
+	r->buf = dpdat_mem_alloc(len, 4096, -1);
+	if (r->buf == NULL)
+		H_FAIL("mem_alloc");
+	memset(r->buf, fill, len);
+	d.virt.addr = r->buf;
+	d.virt.length = len;
+	r->lmr = dpdat_lmr_create(z, &d, priv);
+	if (r->lmr == NULL)
+		H_FAIL("lmr_create");
+	dpdat_lmr_query(r->lmr, &li);
+	r->key = li.lmr_context;
+}
+
+static void
+make_qps(int n)
+{
+	struct dpdat_qp_conf qc = { .pz = pz, .max_send_wr = 512 };
+
+	cq = dpdat_cq_create(dev, 4096);
+	qc.send_cq = qc.recv_cq = cq;
+	for (int i = 0; i < n; i++) {
+		qp[i] = dpdat_qp_create(dev, &qc);
+		if (qp[i] == NULL)
+			H_FAIL("qp_create");
+	}
+}
+
+static void
+connect_qps(int n, const char *addr, char (*lines)[256], uint8_t retry,
+	    uint8_t timeout)
+{
+	struct dpdat_qp_remote r = { .pmtu = 1024, .retry_cnt = retry,
+				     .rnr_retry = 7, .timeout = timeout };
+
+	h_addr_parse(addr, &r);
+	for (int i = 0; i < n; i++) {
+		if (sscanf(lines[i], "%u %u", &r.qpn, &r.psn) != 2)
+			H_FAIL("bad qp line");
+		if (dpdat_qp_connect(qp[i], &r) != 0)
+			H_FAIL("connect");
+	}
+}
+
+static void
+qp_lines(int n, char (*lines)[256])
+{
+	struct dpdat_qp_info qi;
+
+	for (int i = 0; i < n; i++) {
+		dpdat_qp_query(qp[i], &qi);
+		snprintf(lines[i], 256, "%u %u", qi.qpn, qi.sq_psn);
+	}
+}
+
+/* ---- protect ---- */
+
+static const char legit[16] = "0123456789abcdef";
+
+static void
+protect_server(const char *sock)
+{
+	char mine[2 + NCASE][256], theirs[2 + NCASE][256], done[1][256];
+	struct region rw, ro, foreign, freed;
+	int i;
+
+	region(&rw, pz, RW_LEN, DPDAT_MEM_PRIV_ALL, GUARD);
+	region(&ro, pz, RO_LEN, DPDAT_MEM_PRIV_LOCAL_READ |
+	       DPDAT_MEM_PRIV_REMOTE_READ, 0);
+	for (i = 0; i < RO_LEN; i++)
+		ro.buf[i] = (uint8_t)(i * 7);
+	region(&foreign, pz2, RO_LEN, DPDAT_MEM_PRIV_ALL, GUARD);
+	region(&freed, pz, RO_LEN, DPDAT_MEM_PRIV_ALL, GUARD);
+	if (dpdat_lmr_free(freed.lmr) != 0)
+		H_FAIL("lmr_free");
+	make_qps(NCASE);
+	h_addr_str(dev, mine[0], 256);
+	snprintf(mine[1], 256, "%lu %u %lu %u %lu %u %lu %u",
+		 (unsigned long)(uintptr_t)rw.buf, rw.key,
+		 (unsigned long)(uintptr_t)ro.buf, ro.key,
+		 (unsigned long)(uintptr_t)foreign.buf, foreign.key,
+		 (unsigned long)(uintptr_t)freed.buf, freed.key);
+	qp_lines(NCASE, mine + 2);
+	h_exchange(sock, 1, mine, theirs, 2 + NCASE);
+	connect_qps(NCASE, theirs[0], theirs + 2, 7, 14);
+	/* serve until the client says it is done */
+	{
+		char dsock[300];
+		pid_t pid = fork();
+
+		snprintf(dsock, sizeof(dsock), "%s.done", sock);
+		if (pid == 0) {	/* the waiter: the parent keeps polling */
+			snprintf(done[0], 256, "server");
+			h_exchange(dsock, 1, done, theirs, 1);
+			_exit(0);
+		}
+		while (waitpid(pid, NULL, WNOHANG) == 0)
+			dpdat_dev_progress(dev);
+	}
+	for (i = 0; i < RW_LEN; i++) {
+		uint8_t want = i >= 100 && i < 116 ? (uint8_t)legit[i - 100] :
+			       GUARD;
+		if (rw.buf[i] != want)
+			H_FAIL("rw byte %d changed: %02x", i, rw.buf[i]);
+	}
+	for (i = 0; i < RO_LEN; i++) {
+		if (ro.buf[i] != (uint8_t)(i * 7))
+			H_FAIL("read-only byte %d changed", i);
+		if (foreign.buf[i] != GUARD || freed.buf[i] != GUARD)
+			H_FAIL("foreign or freed byte %d changed", i);
+	}
+	printf("server: memory byte-identical outside the granted window\n");
+}
+
+static void
+attack(int k, enum dpdat_wr_opcode op, uint64_t raddr, uint32_t rkey,
+       uint8_t *lbuf, uint32_t lkey, uint32_t len,
+       enum dpdat_wc_status want, const char *what)
+{
+	struct dpdat_sge sge = { (uintptr_t)lbuf, len, lkey };
+	struct dpdat_send_wr wr = { .wr_id = (uint64_t)k, .opcode = op,
+		.flags = DPDAT_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1,
+		.remote_addr = raddr, .rkey = rkey };
+	struct dpdat_wc wc;
+
+	if (dpdat_post_send(qp[k], &wr) != 0)
+		H_FAIL("post %s", what);
+	if (h_wait(cq, &wc, 10) != 0)
+		H_FAIL("%s: no completion", what);
+	if (wc.wr_id != (uint64_t)k || wc.status != want)
+		H_FAIL("%s: status %d, want %d", what, wc.status, want);
+	printf("client: %-36s -> status %d as expected\n", what, wc.status);
+	if (want != DPDAT_WC_SUCCESS) {
+		/* the QP is broken now: later work is flushed */
+		wr.wr_id = 1000 + k;
+		if (dpdat_post_send(qp[k], &wr) != 0 ||
+		    h_wait(cq, &wc, 5) != 0 || wc.wr_id != 1000u + k ||
+		    wc.status != DPDAT_WC_WR_FLUSH_ERR)
+			H_FAIL("%s: later work not flushed", what);
+	}
+}
+
+static void
+protect_client(const char *sock)
+{
+	char mine[2 + NCASE][256], theirs[2 + NCASE][256], done[1][256];
+	unsigned long rw, ro, fo, fr;
+	uint32_t rwk, rok, fok, frk;
+	struct region loc;
+	const int E = DPDAT_WC_REM_ACCESS_ERR;
+
+	region(&loc, pz, RW_LEN, DPDAT_MEM_PRIV_ALL, 0);
+	memcpy(loc.buf, legit, sizeof(legit));
+	make_qps(NCASE);
+	h_addr_str(dev, mine[0], 256);
+	snprintf(mine[1], 256, "-");
+	qp_lines(NCASE, mine + 2);
+	h_exchange(sock, 0, mine, theirs, 2 + NCASE);
+	if (sscanf(theirs[1], "%lu %u %lu %u %lu %u %lu %u", &rw, &rwk, &ro,
+		   &rok, &fo, &fok, &fr, &frk) != 8)
+		H_FAIL("bad region line");
+	connect_qps(NCASE, theirs[0], theirs + 2, 7, 14);
+
+	attack(0, DPDAT_WR_RDMA_WRITE, rw + 100, rwk, loc.buf, loc.key, 16,
+	       DPDAT_WC_SUCCESS, "WRITE inside the window");
+	attack(1, DPDAT_WR_RDMA_WRITE, rw, rwk ^ 0x800000u << 8, loc.buf,
+	       loc.key, 16, E, "WRITE with an unknown key");
+	attack(2, DPDAT_WR_RDMA_WRITE, fr, frk, loc.buf, loc.key, 16, E,
+	       "WRITE with a freed key");
+	attack(3, DPDAT_WR_RDMA_WRITE, rw + RW_LEN - 8, rwk, loc.buf, loc.key,
+	       16, E, "WRITE 8 bytes past the end");
+	attack(4, DPDAT_WR_RDMA_WRITE, UINT64_MAX - 4, rwk, loc.buf, loc.key,
+	       16, E, "WRITE with a wrapping address");
+	attack(5, DPDAT_WR_RDMA_WRITE, ro, rok, loc.buf, loc.key, 16, E,
+	       "WRITE without remote write");
+	attack(6, DPDAT_WR_RDMA_WRITE, fo, fok, loc.buf, loc.key, 16, E,
+	       "WRITE into another PZ");
+	attack(7, DPDAT_WR_RDMA_READ, rw, rwk ^ 0x1, loc.buf, loc.key, 16, E,
+	       "READ with a stale generation");
+	attack(8, DPDAT_WR_RDMA_READ, ro, rok, loc.buf + 4096, loc.key,
+	       RO_LEN, DPDAT_WC_SUCCESS, "READ of read-only memory");
+	for (int i = 0; i < RO_LEN; i++)
+		if (loc.buf[4096 + i] != (uint8_t)(i * 7))
+			H_FAIL("READ data wrong at %d", i);
+	{
+		char dsock[300];
+
+		snprintf(dsock, sizeof(dsock), "%s.done", sock);
+		snprintf(done[0], 256, "client");
+		h_exchange(dsock, 0, done, theirs, 1);
+	}
+}
+
+/* ---- death ---- */
+
+/* The server keeps receives posted while it lives, then dies. */
+static void
+death_server(const char *sock)
+{
+	char mine[2][256], theirs[2][256];
+	struct dpdat_recv_wr rwr = { .num_sge = 1 };
+	struct dpdat_sge sge;
+	struct region buf;
+	struct dpdat_wc wc;
+	double t0;
+
+	region(&buf, pz, RW_LEN, DPDAT_MEM_PRIV_ALL, 0);
+	sge = (struct dpdat_sge){ (uintptr_t)buf.buf, 4096, buf.key };
+	rwr.sg_list = &sge;
+	make_qps(1);
+	for (int i = 0; i < 128; i++)
+		dpdat_post_recv(qp[0], &rwr);
+	h_addr_str(dev, mine[0], 256);
+	qp_lines(1, mine + 1);
+	h_exchange(sock, 1, mine, theirs, 2);
+	connect_qps(1, theirs[0], theirs + 1, 3, 14);
+	t0 = h_now();
+	while (h_now() - t0 < 0.5) {
+		if (dpdat_cq_poll(cq, &wc, 1) == 1)
+			dpdat_post_recv(qp[0], &rwr);
+	}
+	printf("server: dying now, mid-stream\n");
+	fflush(stdout);
+	kill(getpid(), SIGKILL);
+}
+
+/* The client streams SENDs; once the server is gone, every outstanding
+ * SEND must complete: the oldest with retry-exceeded, the rest flushed. */
+static void
+death_client(const char *sock)
+{
+	char mine[2][256], theirs[2][256];
+	struct dpdat_port *port = dpdat_dev_port(dev);
+	unsigned int posted = 0, done = 0, ok = 0, retry = 0, flushed = 0;
+	unsigned int base, after;
+	double t_last_ok, t_err = 0;
+	struct region loc;
+	struct dpdat_wc wc;
+	struct dpdat_sge sge;
+	struct dpdat_send_wr wr = { .opcode = DPDAT_WR_SEND,
+		.flags = DPDAT_SEND_SIGNALED, .num_sge = 1 };
+
+	base = rte_mempool_in_use_count(port->pool);
+	region(&loc, pz, RW_LEN, DPDAT_MEM_PRIV_ALL, 0);
+	sge = (struct dpdat_sge){ (uintptr_t)loc.buf, 4096, loc.key };
+	wr.sg_list = &sge;
+	make_qps(1);
+	h_addr_str(dev, mine[0], 256);
+	qp_lines(1, mine + 1);
+	h_exchange(sock, 0, mine, theirs, 2);
+	/* retry_cnt 3, timeout 14 (67 ms): about 0.3 s to give up */
+	connect_qps(1, theirs[0], theirs + 1, 3, 14);
+	t_last_ok = h_now();
+	while (done < posted || t_err == 0) {
+		wr.wr_id = posted;
+		if (t_err == 0 && posted - done < 64 &&
+		    dpdat_post_send(qp[0], &wr) == 0)
+			posted++;
+		if (dpdat_cq_poll(cq, &wc, 1) != 1) {
+			if (h_now() - t_last_ok > 5)
+				H_FAIL("nothing completed 5 s after the last "
+				       "success (%u of %u done)", done, posted);
+			continue;
+		}
+		if (wc.wr_id != done)
+			H_FAIL("completion %lu out of order (want %u)",
+			       (unsigned long)wc.wr_id, done);
+		done++;
+		if (wc.status == DPDAT_WC_SUCCESS) {
+			ok++;
+			t_last_ok = h_now();
+		} else if (wc.status == DPDAT_WC_RETRY_EXC_ERR && !retry) {
+			retry++;
+			t_err = h_now();
+		} else if (wc.status == DPDAT_WC_WR_FLUSH_ERR && retry) {
+			flushed++;
+		} else {
+			H_FAIL("completion status %d (ok %u retry %u flushed %u)",
+			       wc.status, ok, retry, flushed);
+		}
+	}
+	printf("client: %u SENDs ok, then retry exceeded %.3f s after the "
+	       "last success, %u flushed; all %u completed once\n", ok,
+	       t_err - t_last_ok, flushed, posted);
+	if (ok == 0 || t_err - t_last_ok > 2.0)
+		H_FAIL("peer death not detected in time");
+	if (dpdat_qp_free(qp[0]) != 0 || dpdat_cq_free(cq) != 0 ||
+	    dpdat_lmr_free(loc.lmr) != 0)
+		H_FAIL("teardown");
+	for (int i = 0; i < 100; i++)
+		dpdat_dev_progress(dev);
+	after = rte_mempool_in_use_count(port->pool);
+	printf("client: mbufs in use %u before, %u after\n", base, after);
+	if (after > base)
+		H_FAIL("%u mbufs leaked", after - base);
+}
+
+int
+main(int argc, char **argv)
+{
+	int server;
+
+	if (argc != 4)
+		H_FAIL("usage: rc_edge server|client <socket> protect|death");
+	server = strcmp(argv[1], "server") == 0;
+	dev = h_open(server, argv[2], 1500, DPDAT_PROGRESS_INLINE);
+	pz = dpdat_pz_create(dpdat_dev_domain(dev));
+	pz2 = dpdat_pz_create(dpdat_dev_domain(dev));
+	if (strcmp(argv[3], "protect") == 0) {
+		if (server)
+			protect_server(argv[2]);
+		else
+			protect_client(argv[2]);
+	} else if (strcmp(argv[3], "death") == 0) {
+		if (server)
+			death_server(argv[2]);
+		else
+			death_client(argv[2]);
+	} else {
+		H_FAIL("unknown mode %s", argv[3]);
+	}
+	for (int i = 0; i < 100; i++)
+		dpdat_dev_progress(dev);
+	if (!server && strcmp(argv[3], "death") == 0) {
+		/* everything was freed: the device must close cleanly even
+		 * though its peer vanished */
+		if (dpdat_pz_free(pz) != 0 || dpdat_pz_free(pz2) != 0 ||
+		    dpdat_dev_close(dev) != 0)
+			H_FAIL("device teardown");
+		dpdat_eal_cleanup();
+		printf("client: device closed\n");
+	}
+	return 0;
+}
