@@ -18,6 +18,7 @@ PACKAGES=(
 	libdapl-dev dapl2-utils
 	clang llvm
 	iproute2 procps
+	tshark python3-scapy
 )
 
 log() { printf 'setup: %s\n' "$*"; }

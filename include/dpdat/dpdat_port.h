@@ -61,6 +61,8 @@ struct dpdat_port_stats {
 	uint64_t drop_tx_full;		/**< the device refused a transmit */
 	/** Faults injected (dpdat_port_set_faults()), both directions. */
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
+	uint64_t captured;		/**< frames written to the capture */
+	uint64_t capture_lost;		/**< frames the capture could not copy */
 };
 
 /** Fault rates for one direction, each a probability in [0, 1]. */
@@ -120,6 +122,28 @@ dpdat_port_stats(const struct dpdat_port *port, struct dpdat_port_stats *stats);
 int
 dpdat_port_set_faults(struct dpdat_port *port,
 		      const struct dpdat_fault_conf *conf);
+
+/**
+ * Capture every frame the port sends and receives into a pcapng file
+ * (readable by Wireshark and tshark), until dpdat_port_capture_stop().
+ * Received frames are recorded as they arrive, before fault injection;
+ * sent frames as the device takes them, after it. The environment variable
+ * DPDAT_PCAP=<path> starts a capture at port creation; "%p" in the path
+ * becomes the process id (one file per process).
+ *
+ * @return 0, -EBADF, -EINVAL (path NULL), -EBUSY (already capturing),
+ *   -errno of open(), -ENOMEM.
+ */
+int
+dpdat_port_capture_start(struct dpdat_port *port, const char *path);
+
+/**
+ * Stop a capture and close its file.
+ *
+ * @return 0, -EBADF, -ENOENT (not capturing).
+ */
+int
+dpdat_port_capture_stop(struct dpdat_port *port);
 
 /**
  * Parse a fault specification in the DPDAT_FAULT syntax.

@@ -220,6 +220,10 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 			goto err_stop;
 		}
 	}
+	if (getenv("DPDAT_PCAP") != NULL &&
+	    dpdat_port_capture_start(p, getenv("DPDAT_PCAP")) != 0)
+		PORT_LOG(WARNING, "%s: DPDAT_PCAP=%s: no capture", p->name,
+			 getenv("DPDAT_PCAP"));
 	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u",
 		 p->name, p->port_id, RTE_ETHER_ADDR_BYTES(&p->mac),
 		 conf->ipv4, p->mtu);
@@ -243,6 +247,8 @@ dpdat_port_free(struct dpdat_port *p)
 {
 	if (p == NULL || p->magic != PORT_MAGIC)
 		return -EBADF;
+	if (p->cap != NULL)
+		dpdat_port_capture_stop(p);
 	p->magic = 0;
 	port_fault_release(p);
 	/* stop before closing; never depend on a clean peer disconnect */
@@ -334,6 +340,12 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 
 	/* room for the duplicates fault injection may add */
 	nb = rte_eth_rx_burst(p->port_id, 0, rx, RTE_MIN(n / 2, PORT_BURST));
+	if (unlikely(p->cap != NULL) && nb != 0) {
+		struct rte_mbuf *cp[PORT_BURST];
+
+		port_capture_copy(p, rx, nb, cp, 0);
+		port_capture_write(p, cp, nb, nb);
+	}
 	if (unlikely(p->faults))
 		nb = port_fault_apply(p, &p->frx, rx, nb);
 	for (i = 0; i < nb; i++) {
@@ -369,6 +381,22 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	return out;
 }
 
+/* The device burst, with the capture of what it took. */
+static uint16_t
+port_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *cp[2 * PORT_BURST];
+	uint16_t sent, c;
+
+	if (likely(p->cap == NULL))
+		return rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	c = RTE_MIN(n, (uint16_t)RTE_DIM(cp));
+	port_capture_copy(p, pkts, c, cp, 1);
+	sent = rte_eth_tx_burst(p->port_id, 0, pkts, c);
+	port_capture_write(p, cp, c, sent);
+	return sent;
+}
+
 /* Transmit through the faults: the frames handed over count as taken
  * (faults act like the wire), whatever the device then refuses is dropped. */
 static uint16_t
@@ -381,7 +409,7 @@ port_tx_faulty(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 		m = RTE_MIN(n - done, PORT_BURST);
 		memcpy(f, pkts + done, m * sizeof(*f));
 		m = port_fault_apply(p, &p->ftx, f, m);
-		sent = m ? rte_eth_tx_burst(p->port_id, 0, f, m) : 0;
+		sent = m ? port_burst(p, f, m) : 0;
 		for (k = 0; k < sent; k++)
 			p->st.tx_bytes += rte_pktmbuf_pkt_len(f[k]);
 		p->st.tx_pkts += sent;
@@ -403,7 +431,7 @@ port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 		return 0;
 	if (unlikely(p->faults))
 		return port_tx_faulty(p, pkts, n);
-	sent = rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	sent = port_burst(p, pkts, n);
 	for (k = 0; k < sent; k++)
 		p->st.tx_bytes += rte_pktmbuf_pkt_len(pkts[k]);
 	p->st.tx_pkts += sent;

@@ -73,6 +73,7 @@ struct dpdat_port {
 	bool faults;		/* any rate non-zero */
 	uint64_t rng;
 	struct port_fault frx, ftx;
+	struct port_capture *cap;	/* NULL unless capturing */
 	struct port_neigh neigh[PORT_NEIGH_SIZE];
 };
 
@@ -108,6 +109,15 @@ void port_timer(struct dpdat_port *p);
 uint16_t port_fault_apply(struct dpdat_port *p, struct port_fault *f,
 			  struct rte_mbuf **pkts, uint16_t n);
 void port_fault_release(struct dpdat_port *p);
+
+/* capture.c: copy frames (NULL where a copy failed), then write the first
+ * keep copies and free the rest: transmit copies before the burst (the
+ * device frees what it sends) and writes what it took. */
+struct port_capture;
+uint16_t port_capture_copy(struct dpdat_port *p, struct rte_mbuf **pkts,
+			   uint16_t n, struct rte_mbuf **copies, int tx);
+void port_capture_write(struct dpdat_port *p, struct rte_mbuf **copies,
+			uint16_t n, uint16_t keep);
 
 /* arp.c */
 void port_arp_input(struct dpdat_port *p, struct rte_mbuf *m);
