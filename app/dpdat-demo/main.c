@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <rte_errno.h>
 
@@ -65,8 +67,26 @@ check(struct dpdat_mr_domain *dom, const char *what, uint32_t ctx,
 	expect(r == want, line);
 }
 
-int
-main(int argc, char **argv)
+/* Run "self part" and wait: the EAL can live once per process. */
+static int
+run_part(const char *self, const char *part)
+{
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		execl("/proc/self/exe", self, part, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) < 0)
+		return 1;
+	return !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+}
+
+static int
+demo_mr(char **argv)
 {
 	struct dpdat_eal_conf ec = { .program = argv[0] };
 	struct dpdat_mem_desc d;
@@ -83,7 +103,6 @@ main(int argc, char **argv)
 	void *hbuf, *pbuf, *pgbuf, *shbuf;
 	int ret;
 
-	(void)argc;
 	printf("dpdat %s memory-registration walk-through\n", DPDAT_VERSION_STR);
 	ret = dpdat_eal_init(&ec);
 	if (ret < 0) {
@@ -202,4 +221,26 @@ main(int argc, char **argv)
 	printf("\n%s: %d failure%s\n", failures ? "FAILED" : "done", failures,
 	       failures == 1 ? "" : "s");
 	return failures ? 1 : 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "all";
+
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* two processes, one terminal */
+
+	if (strcmp(what, "mr") == 0)
+		return demo_mr(argv);
+	if (strcmp(what, "rdma") == 0)
+		return demo_rdma();
+	if (strcmp(what, "all") != 0) {
+		fprintf(stderr, "usage: %s [mr|rdma|all]\n"
+			"  mr    memory registration walk-through\n"
+			"  rdma  two processes over memif: WRITE, READ, SEND\n"
+			"  all   both, one after the other (default)\n", argv[0]);
+		return 2;
+	}
+	/* each part brings up its own EAL: run them in child processes */
+	return run_part(argv[0], "mr") || run_part(argv[0], "rdma");
 }

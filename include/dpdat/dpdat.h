@@ -59,7 +59,9 @@ struct dpdat_eal_conf {
 	 *  passed. */
 	const char *const *devices;
 	unsigned int n_devices;
-	/** Core list (-l); default "0" (dpdat's engines bring their own threads). */
+	/** Core list (-l). Default: lcore 0 unpinned, free to run on every CPU
+	 *  of the process's affinity (--lcores=0@(...)); dpdat's engines bring
+	 *  their own threads. */
 	const char *lcores;
 	/** Extra EAL arguments, appended as given. */
 	const char *const *extra_args;

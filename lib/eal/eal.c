@@ -14,6 +14,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <sched.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -165,6 +166,27 @@ choose_mode(enum dpdat_huge_policy policy, unsigned int mb,
 	return 0;
 }
 
+/* The CPUs this process may run on, as "0,1,2". */
+static void
+cpu_list(char *out, size_t len)
+{
+	cpu_set_t set;
+	size_t n = 0;
+	int cpu;
+
+	out[0] = '\0';
+	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+		snprintf(out, len, "0");
+		return;
+	}
+	for (cpu = 0; cpu < CPU_SETSIZE && n + 8 < len; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			n += (size_t)snprintf(out + n, len - n, "%s%d",
+					      n ? "," : "", cpu);
+	if (n == 0)
+		snprintf(out, len, "0");
+}
+
 static int
 add_arg(char **argv, int *argc, const char *fmt, const char *val)
 {
@@ -193,7 +215,17 @@ build_args(const struct dpdat_eal_conf *c, enum dpdat_mem_mode mode,
 
 	snprintf(prefix, sizeof(prefix), "dpdat-%d", (int)getpid());
 	ADD("%s", c->program ? c->program : "dpdat");
-	ADD("-l%s", c->lcores ? c->lcores : "0");
+	if (c->lcores != NULL) {
+		ADD("-l%s", c->lcores);
+	} else {
+		/* lcore 0 free to run on any CPU we may use: the EAL would
+		 * otherwise pin every dpdat process to CPU 0, and two polling
+		 * processes would share one core */
+		char cpus[256];
+
+		cpu_list(cpus, sizeof(cpus));
+		ADD("--lcores=0@(%s)", cpus);
+	}
 	ADD("--file-prefix=%s", c->file_prefix ? c->file_prefix : prefix);
 	/* no runtime or hugepage files to leak if the process dies;
 	 * --no-huge implies legacy memory, which refuses --in-memory */
