@@ -16,7 +16,7 @@ PACKAGES=(
 	dpdk dpdk-dev libdpdk-dev
 	libcunit1-dev libisal-dev zlib1g-dev
 	libdapl-dev dapl2-utils
-	clang llvm
+	clang llvm libclang-rt-14-dev
 	iproute2 procps
 	tshark python3-scapy
 )

@@ -154,6 +154,9 @@ struct mr_entry *mr_table_entry(const struct dpdat_mr_domain *dom,
 /* Live LMR owning ctx, or NULL (caller holds dom->lock). */
 struct dpdat_lmr *mr_table_lmr(struct dpdat_mr_domain *dom, uint32_t ctx);
 
+/* pz.c: objects of other subsystems (QPs) that live in a PZ hold it */
+int mr_pz_hold(struct dpdat_pz *pz, int delta);
+
 /* mem.c: translations */
 #define MR_MAP_READ	0x1
 #define MR_MAP_WRITE	0x2

@@ -53,6 +53,17 @@ dpdat_pz_query(const struct dpdat_pz *pz, struct dpdat_pz_info *info)
 }
 
 int
+mr_pz_hold(struct dpdat_pz *pz, int delta)
+{
+	if (pz == NULL || pz->magic != MR_MAGIC_PZ)
+		return -EBADF;
+	pthread_mutex_lock(&pz->dom->lock);
+	pz->refs += delta;
+	pthread_mutex_unlock(&pz->dom->lock);
+	return 0;
+}
+
+int
 dpdat_pz_free(struct dpdat_pz *pz)
 {
 	struct dpdat_mr_domain *dom;

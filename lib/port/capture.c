@@ -122,7 +122,7 @@ void
 port_capture_write(struct dpdat_port *p, struct rte_mbuf **copies,
 		   uint16_t n, uint16_t keep)
 {
-	struct rte_mbuf *w[2 * PORT_BURST];
+	struct rte_mbuf *w[2 * PORT_BURST + 1];
 	uint16_t i, k = 0;
 
 	for (i = 0; i < n; i++) {

@@ -86,7 +86,7 @@ uint16_t
 port_fault_apply(struct dpdat_port *p, struct port_fault *f,
 		 struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *in[2 * PORT_BURST], *m, *c;
+	struct rte_mbuf *in[2 * PORT_BURST + 1], *m, *c;
 	uint16_t i, out = 0;
 	uint8_t *b;
 

@@ -72,8 +72,11 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
 		return -ENODEV;
 	}
 	*probed = true;
-	if (rte_eth_dev_get_port_by_name(name, port_id) != 0)
+	if (rte_eth_dev_get_port_by_name(name, port_id) != 0) {
+		/* probed under another name: undo, we cannot find it */
+		rte_eal_hotplug_remove("vdev", name);
 		return -ENODEV;
+	}
 	return 0;
 }
 
@@ -331,15 +334,49 @@ port_is_roce(struct dpdat_port *p, struct rte_mbuf *m)
 	return true;
 }
 
+bool
+port_rx_one(struct dpdat_port *p, struct rte_mbuf *m)
+{
+	const struct rte_ether_hdr *eth;
+
+	p->st.rx_pkts++;
+	p->st.rx_bytes += rte_pktmbuf_pkt_len(m);
+	if (rte_pktmbuf_data_len(m) < sizeof(*eth)) {
+		p->st.drop_malformed++;
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
+		p->st.rx_arp++;
+		port_arp_input(p, m);
+		return false;
+	}
+	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    (!rte_is_same_ether_addr(&eth->dst_addr, &p->mac) &&
+	     !rte_is_broadcast_ether_addr(&eth->dst_addr))) {
+		p->st.drop_not_ours++;
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	if (!port_is_roce(p, m)) {
+		rte_pktmbuf_free(m);
+		return false;
+	}
+	p->st.rx_roce++;
+	return true;
+}
+
 uint16_t
 port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *rx[2 * PORT_BURST];
-	const struct rte_ether_hdr *eth;
+	struct rte_mbuf *rx[2 * PORT_BURST + 1];
 	uint16_t i, nb, out = 0;
 
 	/* room for the duplicates fault injection may add */
-	nb = rte_eth_rx_burst(p->port_id, 0, rx, RTE_MIN(n / 2, PORT_BURST));
+	/* faults may return 2n + 1 frames (duplicates and a held one) */
+	nb = rte_eth_rx_burst(p->port_id, 0, rx,
+			      RTE_MIN((uint16_t)((n - 1) / 2), PORT_BURST));
 	if (unlikely(p->cap != NULL) && nb != 0) {
 		struct rte_mbuf *cp[PORT_BURST];
 
@@ -348,36 +385,9 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	}
 	if (unlikely(p->faults))
 		nb = port_fault_apply(p, &p->frx, rx, nb);
-	for (i = 0; i < nb; i++) {
-		struct rte_mbuf *m = rx[i];
-
-		p->st.rx_pkts++;
-		p->st.rx_bytes += rte_pktmbuf_pkt_len(m);
-		if (rte_pktmbuf_data_len(m) < sizeof(*eth)) {
-			p->st.drop_malformed++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
-		if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
-			p->st.rx_arp++;
-			port_arp_input(p, m);
-			continue;
-		}
-		if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
-		    (!rte_is_same_ether_addr(&eth->dst_addr, &p->mac) &&
-		     !rte_is_broadcast_ether_addr(&eth->dst_addr))) {
-			p->st.drop_not_ours++;
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		if (!port_is_roce(p, m)) {
-			rte_pktmbuf_free(m);
-			continue;
-		}
-		p->st.rx_roce++;
-		pkts[out++] = m;
-	}
+	for (i = 0; i < nb; i++)
+		if (port_rx_one(p, rx[i]))
+			pkts[out++] = rx[i];
 	return out;
 }
 
@@ -385,7 +395,7 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 static uint16_t
 port_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *cp[2 * PORT_BURST];
+	struct rte_mbuf *cp[2 * PORT_BURST + 1];
 	uint16_t sent, c;
 
 	if (likely(p->cap == NULL))
@@ -402,7 +412,7 @@ port_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 static uint16_t
 port_tx_faulty(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *f[2 * PORT_BURST];
+	struct rte_mbuf *f[2 * PORT_BURST + 1];
 	uint16_t k, sent, m, done = 0;
 
 	while (done < n) {

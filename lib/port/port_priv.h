@@ -82,6 +82,10 @@ struct dpdat_port {
  * IPv4 and UDP headers still in place (the BTH at PORT_HDR_LEN). */
 uint16_t port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
 
+/* The classification of port_rx for one frame: true when m is a RoCEv2
+ * frame for the engine, false when it was consumed (ARP) or dropped. */
+bool port_rx_one(struct dpdat_port *p, struct rte_mbuf *m);
+
 /* Transmit; frames the device refuses are freed and counted. Returns the
  * number sent. */
 uint16_t port_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
@@ -104,8 +108,8 @@ int port_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac);
 void port_timer(struct dpdat_port *p);
 
 /* fault.c: pass the n frames in pkts through the faults of one direction;
- * the result (up to 2n frames) is written back to pkts, its count returned.
- * pkts must have room for 2n. */
+ * the result (up to 2n + 1 frames: duplicates, and one held back from an
+ * earlier call) is written back to pkts, its count returned. */
 uint16_t port_fault_apply(struct dpdat_port *p, struct port_fault *f,
 			  struct rte_mbuf **pkts, uint16_t n);
 void port_fault_release(struct dpdat_port *p);

@@ -49,6 +49,7 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 		qp->una = roce_psn_add(psn, 1);
 		qp->progress_tsc = now;
 		qp->retries_left = qp->retry_cnt;
+		qp->rnr_left = qp->rnr_retry;
 		qp->read_gap = false;
 	}
 	/* a go-back rewound below what the peer now has: skip ahead */

@@ -97,8 +97,9 @@ rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m)
 	dev->tx[dev->n_tx++] = m;
 }
 
-/* Check the ICRC and the BTH of a received frame and hand it to its QP. */
-static void
+/* Check the ICRC and the BTH of a received frame and hand it to its QP;
+ * the mbuf is consumed. */
+void
 rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 {
 	const unsigned int off = PORT_HDR_LEN;
@@ -180,7 +181,9 @@ rc_engine_iter(struct dpdat_dev *dev)
 		dev->ack_list = qp->ack_next;
 		qp->ack_next = NULL;
 		qp->on_ack_list = false;
-		if (qp->ack_due)
+		/* responses leave in PSN order: an ACK covering PSNs after a
+		 * READ waits until the READ's answers are out */
+		if (qp->ack_due && qp->nres == 0)
 			rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
 							ROCE_PSN_MASK));
 	}

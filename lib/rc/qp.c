@@ -15,6 +15,7 @@
 #include <rte_jhash.h>
 #include <rte_random.h>
 
+#include "mr_priv.h"
 #include "port_priv.h"
 #include "rc_priv.h"
 
@@ -111,12 +112,12 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 	qp->sport = 0xc000 | (rte_jhash_1word(qp->qpn, 0) & 0x3fff);
 	qp->scq->users++;
 	qp->rcq->users++;
+	mr_pz_hold(qp->pz, 1);	/* the PZ cannot go while a QP uses it */
 	rc_lock_engine(dev);
 	dev->qps[idx] = qp;
 	dev->active[dev->n_qps++] = qp;
 	rc_unlock_engine(dev);
 	pthread_mutex_unlock(&dev->lock);
-	/* the PZ cannot go while a QP uses it: count it as a reference */
 	return qp;
 }
 
@@ -156,7 +157,7 @@ dpdat_qp_connect(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	qp->max_rd = r->max_rd_atomic ? r->max_rd_atomic : 16;
 	/* IB encoding: 4.096 us * 2^timeout; 14 is 67 ms */
 	us = (4096ull << (r->timeout ? r->timeout : 14)) / 1000;
-	qp->timeout_tsc = us * dev->tsc_hz / 1000000;
+	qp->timeout_tsc = (uint64_t)((double)us * dev->tsc_hz / 1e6);
 	qp->epsn = r->psn;
 	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
 	rc_unlock_engine(dev);
@@ -314,6 +315,7 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	rc_unlock_engine(dev);
 	qp->scq->users--;
 	qp->rcq->users--;
+	mr_pz_hold(qp->pz, -1);
 	pthread_mutex_unlock(&dev->lock);
 	qp_release(qp);
 	return 0;

@@ -187,6 +187,7 @@ struct dpdat_dev {
 
 /* dev.c */
 int rc_engine_run(struct dpdat_dev *dev);
+void rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m);
 void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
 void rc_tx_flush(struct dpdat_dev *dev);
 bool rc_tx_room(struct dpdat_dev *dev);

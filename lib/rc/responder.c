@@ -163,6 +163,10 @@ rc_responder_reads(struct dpdat_qp *qp)
 			qp->nres--;
 		}
 	}
+	/* the ACK held back behind these answers */
+	if (qp->nres == 0 && qp->ack_due)
+		rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
+							    ROCE_PSN_MASK));
 }
 
 static bool
@@ -339,9 +343,10 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	uint32_t rkey, len, npkts;
 
 	read_reth(m, off, &va, &rkey, &len);
-	if (len > (1u << 31) || (len != 0 && dpdat_mr_access_check(
-			qp->dev->dom, rkey, va, len, DPDAT_MEM_PRIV_REMOTE_READ,
-			qp->pz_id, NULL) != DPDAT_MR_CHECK_OK)) {
+	/* a zero-length READ still names a key: it must be valid */
+	if (len > (1u << 31) || dpdat_mr_access_check(qp->dev->dom, rkey, va,
+			len, DPDAT_MEM_PRIV_REMOTE_READ, qp->pz_id,
+			NULL) != DPDAT_MR_CHECK_OK) {
 		if (!dup)
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 		return;

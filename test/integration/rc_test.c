@@ -60,7 +60,8 @@ static struct {
 	int nsizes;
 	const char *sock;
 	const char *fault;
-} o = { .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500 };
+	int retry;
+} o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500 };
 
 static struct dpdat_dev *dev;
 static struct dpdat_pz *pz;
@@ -279,7 +280,8 @@ setup(void)
 	for (k = 0; k < o.nqps; k++) {
 		struct dpdat_qp_remote r = {
 			.qpn = c[k].peer.qpn, .psn = c[k].peer.psn,
-			.ipv4 = c[k].peer.ip, .pmtu = o.pmtu, .retry_cnt = 7,
+			.ipv4 = c[k].peer.ip, .pmtu = o.pmtu,
+			.retry_cnt = (uint8_t)o.retry,
 			.rnr_retry = 7, .timeout = 12,
 		};
 		memcpy(r.mac.addr_bytes, c[k].peer.mac, 6);
@@ -456,6 +458,7 @@ parse(int argc, char **argv)
 		{ "qps", 1, NULL, 'q' }, { "depth", 1, NULL, 'd' },
 		{ "plain", 0, NULL, 'P' }, { "thread", 0, NULL, 't' },
 		{ "mtu", 1, NULL, 'm' }, { "fault", 1, NULL, 'f' },
+		{ "retry", 1, NULL, 'r' },
 		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
 	int ch;
@@ -474,6 +477,7 @@ parse(int argc, char **argv)
 		case 't': o.thread = 1; break;
 		case 'm': o.mtu = (uint16_t)atoi(optarg); break;
 		case 'f': o.fault = optarg; break;
+		case 'r': o.retry = atoi(optarg); break;
 		case 's':
 			for (tok = strtok_r(optarg, ",", &save); tok && o.nsizes < 16;
 			     tok = strtok_r(NULL, ",", &save))

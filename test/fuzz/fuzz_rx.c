@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * libFuzzer harness for the receive path: a frame goes through the port's
+ * classification (Ethernet, ARP, IPv4, UDP 4791) and, when it is RoCEv2,
+ * through the engine's dispatch (ICRC, BTH) into the responder or the
+ * completer of a live, connected QP that has registered memory, posted
+ * receives and work in flight. The device sits on a net_null port, so
+ * whatever the engine answers is discarded.
+ *
+ * Input: 4 bytes (little endian) for the QP's expected PSN, then the frame.
+ * The fuzzer recomputes nothing: a mutated frame needs a valid ICRC to get
+ * past dispatch, so every fourth input gets its ICRC fixed first (as an
+ * attacker on the wire would) to reach the deeper code.
+ */
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_udp.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_qp.h>
+#include "port_priv.h"
+#include "rc_priv.h"
+
+static struct dpdat_dev *dev;
+static struct dpdat_qp *qp;
+static struct dpdat_cq *cq;
+static uint8_t *mem;
+static uint32_t key;
+static unsigned long iter;
+
+static void
+setup(void)
+{
+	struct dpdat_eal_conf ec = { .program = "fuzz_rx", .huge = DPDAT_HUGE_NEVER,
+				     .mem_mb = 256, .log_level = 1 };
+	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_INLINE };
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct dpdat_qp_remote r = { .qpn = 0x10, .psn = 0, .pmtu = 1024,
+				     .retry_cnt = 7, .rnr_retry = 7 };
+	struct dpdat_lmr_info li;
+	struct dpdat_qp_conf qc = { 0 };
+	struct dpdat_pz *pz;
+	struct dpdat_lmr *lmr;
+
+	if (dpdat_eal_init(&ec) < 0)
+		abort();
+	dc.port.device = "net_null0";
+	dc.port.ipv4 = "198.18.0.1";
+	dev = dpdat_dev_open(&dc);
+	if (dev == NULL)
+		abort();
+	pz = dpdat_pz_create(dpdat_dev_domain(dev));
+	mem = dpdat_mem_alloc(1 << 20, 4096, -1);
+	d.virt.addr = mem;
+	d.virt.length = 1 << 20;
+	lmr = dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL);
+	cq = dpdat_cq_create(dev, 1 << 16);
+	if (lmr == NULL || cq == NULL)
+		abort();
+	dpdat_lmr_query(lmr, &li);
+	key = li.lmr_context;
+	qc.pz = pz;
+	qc.send_cq = qc.recv_cq = cq;
+	qp = dpdat_qp_create(dev, &qc);
+	if (qp == NULL)
+		abort();
+	r.ipv4 = 0x020012c6;	/* 198.18.0.2 */
+	if (dpdat_qp_connect(qp, &r) != 0)
+		abort();
+}
+
+/* Give the QP work in flight and receives, and a known responder state. */
+static void
+reset_qp(uint32_t epsn)
+{
+	struct dpdat_sge sge = { (uintptr_t)mem, 4096, key };
+	struct dpdat_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+	struct dpdat_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				    .flags = DPDAT_SEND_SIGNALED,
+				    .remote_addr = 0x1000, .rkey = 0x101 };
+	struct dpdat_wc wc[64];
+
+	rc_lock_engine(dev);
+	rc_qp_flush(qp);
+	qp->state = DPDAT_QPS_RTS;
+	qp->epsn = epsn & ROCE_PSN_MASK;
+	qp->resp = RESP_IDLE;
+	qp->nak_sent = false;
+	qp->nres = 0;
+	rc_unlock_engine(dev);
+	while (dpdat_cq_poll(cq, wc, 64) > 0)
+		;
+	dpdat_post_recv(qp, &rwr);
+	wr.opcode = DPDAT_WR_RDMA_WRITE;
+	dpdat_post_send(qp, &wr);
+	wr.opcode = DPDAT_WR_RDMA_READ;
+	dpdat_post_send(qp, &wr);
+	dpdat_dev_progress(dev);	/* sends them: the completer has work */
+}
+
+static void
+fix_icrc(uint8_t *f, size_t len)
+{
+	uint32_t c;
+
+	if (len < PORT_HDR_LEN + sizeof(struct roce_bth) + 4)
+		return;
+	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
+		      (unsigned int)(len - sizeof(struct rte_ether_hdr) - 4));
+	memcpy(f + len - 4, &c, 4);	/* little endian hosts */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dpdat_port *port;
+	struct rte_mbuf *m;
+	uint32_t epsn;
+	uint8_t *f;
+
+	if (dev == NULL)
+		setup();
+	if (size < 4 + sizeof(struct rte_ether_hdr) || size > 4 + 4200)
+		return 0;
+	memcpy(&epsn, data, 4);
+	data += 4;
+	size -= 4;
+	reset_qp(epsn);
+	port = dpdat_dev_port(dev);
+	m = rte_pktmbuf_alloc(port->pool);
+	if (m == NULL)
+		abort();
+	f = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)size);
+	if (f == NULL) {
+		rte_pktmbuf_free(m);
+		return 0;
+	}
+	memcpy(f, data, size);
+	if (size >= sizeof(struct rte_ether_hdr)) {
+		/* address it to us so it gets past the MAC check */
+		memcpy(f, &port->mac, RTE_ETHER_ADDR_LEN);
+	}
+	if ((iter++ & 3) == 0)
+		fix_icrc(f, size);
+	rc_lock_engine(dev);
+	if (port_rx_one(port, m))
+		rc_dispatch(dev, m);
+	rc_unlock_engine(dev);
+	dpdat_dev_progress(dev);
+	return 0;
+}

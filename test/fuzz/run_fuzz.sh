@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Run a libFuzzer harness for a bounded time on a copy of its seed corpus
+# (new inputs stay out of the tree). Usage: run_fuzz.sh <harness> <corpus> <seconds>
+set -u
+work=$(mktemp -d /tmp/dpdat-fuzz-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cp "$2"/* "$work"/
+"$1" -max_total_time="$3" -max_len=4300 -rss_limit_mb=4096 -print_final_stats=1 \
+	-artifact_prefix="${FUZZ_ARTIFACTS:-/tmp/}dpdat-fuzz-rx-" "$work"
