@@ -423,18 +423,19 @@ run_client(void)
 				post(k, DPDAT_WR_RDMA_READ, 100 + d,
 				     c[k].buf + d * maxsz, c[k].lkey, size,
 				     c[k].peer.addr + d * maxsz, 0);
+			/* 3. SEND the pattern into a receive, posted right
+			 * behind the READs: its ACK must not overtake them */
+			fill(c[k].ctrl + 14 * maxsz, size, 77);
+			post(k, DPDAT_WR_SEND_IMM, 200, c[k].ctrl + 14 * maxsz,
+			     c[k].ckey, size, 0, 0x5e5d);
 			for (int d = 0; d < o.depth; d++)
 				wait_wc(k, DPDAT_WR_RDMA_READ, 100 + d);
+			wait_wc(k, DPDAT_WR_SEND_IMM, 200);
 			for (int d = 0; d < o.depth; d++) {
 				rd = c[k].buf + d * maxsz;
 				if (verify(rd, size, seed + d) != 0)
 					FAIL("READ data wrong, size %u", size);
 			}
-			/* 3. SEND the pattern into a receive */
-			fill(c[k].buf, size, 77);
-			post(k, DPDAT_WR_SEND_IMM, 200, c[k].buf, c[k].lkey,
-			     size, 0, 0x5e5d);
-			wait_wc(k, DPDAT_WR_SEND_IMM, 200);
 			snprintf(want, sizeof(want), "OK S %u", size);
 			expect_reply(k, want);
 		}
