@@ -28,6 +28,16 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite unit
 
+# libFuzzer over the receive path, when clang is there (setup.sh installs it)
+if command -v clang >/dev/null; then
+	CC=clang devtools/build.sh build-fuzz -Dfuzz=true \
+		-Db_sanitize=address,undefined -Db_lundef=false || exit 1
+	run_suites build-fuzz --suite fuzz
+else
+	echo "test.sh: clang missing, fuzz suite not run"
+	status=1
+fi
+
 if [ $status -eq 0 ]; then
 	echo "test.sh: all suites passed"
 else
