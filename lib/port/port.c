@@ -126,6 +126,7 @@ port_configure(struct dpdat_port *p)
 	} else {
 		conf.rxmode.mtu = p->mtu;
 	}
+	port_steer_isolate(p);
 	ret = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
 	if (ret < 0)
 		return ret;
@@ -141,7 +142,10 @@ port_configure(struct dpdat_port *p)
 	ret = rte_eth_macaddr_get(p->port_id, &p->mac);
 	if (ret < 0)
 		return ret;
-	return rte_eth_dev_start(p->port_id);
+	ret = rte_eth_dev_start(p->port_id);
+	if (ret < 0)
+		return ret;
+	return port_steer_rules(p);
 }
 
 static int
@@ -227,6 +231,7 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	    dpdat_port_capture_start(p, getenv("DPDAT_PCAP")) != 0)
 		PORT_LOG(WARNING, "%s: DPDAT_PCAP=%s: no capture", p->name,
 			 getenv("DPDAT_PCAP"));
+	port_telemetry_add(p);
 	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u",
 		 p->name, p->port_id, RTE_ETHER_ADDR_BYTES(&p->mac),
 		 conf->ipv4, p->mtu);
@@ -250,8 +255,10 @@ dpdat_port_free(struct dpdat_port *p)
 {
 	if (p == NULL || p->magic != PORT_MAGIC)
 		return -EBADF;
+	port_telemetry_del(p);
 	if (p->cap != NULL)
 		dpdat_port_capture_stop(p);
+	port_steer_remove(p);
 	p->magic = 0;
 	port_fault_release(p);
 	/* stop before closing; never depend on a clean peer disconnect */

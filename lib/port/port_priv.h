@@ -74,6 +74,8 @@ struct dpdat_port {
 	uint64_t rng;
 	struct port_fault frx, ftx;
 	struct port_capture *cap;	/* NULL unless capturing */
+	bool isolated;		/* rte_flow isolated mode */
+	struct rte_flow *flows[2];	/* RoCEv2 and ARP steering */
 	struct port_neigh neigh[PORT_NEIGH_SIZE];
 };
 
@@ -122,6 +124,15 @@ uint16_t port_capture_copy(struct dpdat_port *p, struct rte_mbuf **pkts,
 			   uint16_t n, struct rte_mbuf **copies, int tx);
 void port_capture_write(struct dpdat_port *p, struct rte_mbuf **copies,
 			uint16_t n, uint16_t keep);
+
+/* steer.c: rte_flow isolation (before configure) and rules (after start) */
+void port_steer_isolate(struct dpdat_port *p);
+int port_steer_rules(struct dpdat_port *p);
+void port_steer_remove(struct dpdat_port *p);
+
+/* telemetry.c: the ports the telemetry commands can see */
+void port_telemetry_add(struct dpdat_port *p);
+void port_telemetry_del(struct dpdat_port *p);
 
 /* arp.c */
 void port_arp_input(struct dpdat_port *p, struct rte_mbuf *m);

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* Port statistics through DPDK telemetry (usertools/dpdk-telemetry.py):
+ *   /dpdat/ports               the DPDK port ids dpdat runs on
+ *   /dpdat/port_stats,<id>     dpdat's counters of that port */
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_telemetry.h>
+
+#include "port_priv.h"
+
+#define TEL_MAX_PORTS 32
+
+static struct dpdat_port *tel_ports[TEL_MAX_PORTS];
+static pthread_mutex_t tel_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void
+port_telemetry_add(struct dpdat_port *p)
+{
+	pthread_mutex_lock(&tel_lock);
+	for (unsigned int i = 0; i < TEL_MAX_PORTS; i++)
+		if (tel_ports[i] == NULL) {
+			tel_ports[i] = p;
+			break;
+		}
+	pthread_mutex_unlock(&tel_lock);
+}
+
+void
+port_telemetry_del(struct dpdat_port *p)
+{
+	pthread_mutex_lock(&tel_lock);
+	for (unsigned int i = 0; i < TEL_MAX_PORTS; i++)
+		if (tel_ports[i] == p)
+			tel_ports[i] = NULL;
+	pthread_mutex_unlock(&tel_lock);
+}
+
+static int
+tel_ports_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	rte_tel_data_start_array(d, RTE_TEL_INT_VAL);
+	pthread_mutex_lock(&tel_lock);
+	for (unsigned int i = 0; i < TEL_MAX_PORTS; i++)
+		if (tel_ports[i] != NULL)
+			rte_tel_data_add_array_int(d, tel_ports[i]->port_id);
+	pthread_mutex_unlock(&tel_lock);
+	return 0;
+}
+
+static int
+tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct dpdat_port_stats st;
+	struct dpdat_port *p = NULL;
+	char *end;
+	long id;
+
+	if (params == NULL || *params == '\0')
+		return -EINVAL;
+	id = strtol(params, &end, 10);
+	if (*end != '\0')
+		return -EINVAL;
+	pthread_mutex_lock(&tel_lock);
+	for (unsigned int i = 0; i < TEL_MAX_PORTS; i++)
+		if (tel_ports[i] != NULL && tel_ports[i]->port_id == id)
+			p = tel_ports[i];
+	if (p == NULL) {
+		pthread_mutex_unlock(&tel_lock);
+		return -ENODEV;
+	}
+	st = p->st;	/* counters of a running engine: a snapshot */
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "name", p->name);
+	pthread_mutex_unlock(&tel_lock);
+#define U64(f) rte_tel_data_add_dict_u64(d, #f, st.f)
+	U64(rx_pkts); U64(rx_bytes); U64(tx_pkts); U64(tx_bytes);
+	U64(rx_roce); U64(rx_arp); U64(tx_arp); U64(drop_not_ours);
+	U64(drop_malformed); U64(drop_tx_full); U64(fault_drop);
+	U64(fault_dup); U64(fault_reorder); U64(fault_corrupt);
+	U64(captured); U64(capture_lost);
+#undef U64
+	return 0;
+}
+
+RTE_INIT(dpdat_port_telemetry)
+{
+	rte_telemetry_register_cmd("/dpdat/ports", tel_ports_cb,
+		"DPDK port ids of dpdat's ports. No parameters");
+	rte_telemetry_register_cmd("/dpdat/port_stats", tel_stats_cb,
+		"dpdat counters of a port. Parameters: int port_id");
+}
