@@ -233,6 +233,7 @@ struct dpdat_qp_stats {
 	uint64_t retransmits, timeouts;
 	uint64_t naks_sent, naks_rcvd, rnr_naks_sent, rnr_naks_rcvd;
 	uint64_t dup_rcvd, out_of_seq;
+	uint64_t tx_zerocopy;		/**< packets sent without copying */
 };
 
 /**

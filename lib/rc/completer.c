@@ -35,6 +35,9 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 		end = roce_psn_add(w->first_psn, w->npkts - 1);
 		if (roce_psn_diff(end, psn) > 0)
 			break;
+		/* zero-copy: also wait until the device let go of it */
+		if (!rc_zc_done(w))
+			break;
 		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
 		qp->sq_head++;
 	}
@@ -55,6 +58,14 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	/* a go-back rewound below what the peer now has: skip ahead */
 	if (roce_psn_diff(qp->una, qp->psn) > 0)
 		rc_go_back(qp, qp->una);
+}
+
+/* Complete what was acknowledged but waited for its zero-copy buffers. */
+void
+rc_complete_acked(struct dpdat_qp *qp)
+{
+	qp->zc_check = false;
+	ack_upto(qp, roce_psn_add(qp->una, ROCE_PSN_MASK), rte_get_tsc_cycles());
 }
 
 /* The WR holding psn fails with status; the QP breaks. */

@@ -15,6 +15,7 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ip.h>
+#include <rte_mempool.h>
 #include <rte_pause.h>
 #include <rte_telemetry.h>
 #include <rte_udp.h>
@@ -277,6 +278,8 @@ rc_engine_iter(struct dpdat_dev *dev)
 	for (k = 0; k < dev->n_qps; k++) {
 		qp = dev->active[k];
 		rc_pull_posted(qp);
+		if (qp->zc_check && qp->state == DPDAT_QPS_RTS)
+			rc_complete_acked(qp);
 		if (qp->state == DPDAT_QPS_RTS) {
 			rc_responder_reads(qp);
 			rc_requester(qp, now);
@@ -384,6 +387,9 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		ret = rte_errno;
 		goto err_reader;
 	}
+	ret = -rc_zc_pool_create(dev);
+	if (ret != 0)
+		goto err_port_only;
 	dev->magic = RC_MAGIC_DEV;
 	tel_dev(dev, true);
 	if (dev->progress == DPDAT_PROGRESS_THREAD) {
@@ -398,7 +404,9 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 err_port:
 	tel_dev(dev, false);
 	dev->magic = 0;
+err_port_only:
 	dpdat_port_free(dev->port);
+	rte_mempool_free(dev->zc_pool);
 err_reader:
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 err_dom:
@@ -430,7 +438,8 @@ dpdat_dev_close(struct dpdat_dev *dev)
 	}
 	rte_pktmbuf_free_bulk(dev->tx, dev->n_tx);
 	dev->n_tx = 0;
-	dpdat_port_free(dev->port);
+	dpdat_port_free(dev->port);	/* the device lets go of its mbufs */
+	rte_mempool_free(dev->zc_pool);
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 	/* PZs left by the consumer keep the domain; say so rather than leak
 	 * silently */

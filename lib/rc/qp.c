@@ -201,6 +201,9 @@ rc_complete_send(struct dpdat_qp *qp, const struct rc_swqe *w,
 		.byte_len = w->len, .qp_num = qp->qpn,
 	};
 
+	/* failed or flushed with buffers still out: they return later */
+	rc_zc_abandon((struct rc_swqe *)(uintptr_t)w);
+
 	if (w->signaled || status != DPDAT_WC_SUCCESS)
 		rc_cq_push(qp->scq, &wc);
 	__atomic_sub_fetch(&qp->sq_out, 1, __ATOMIC_RELEASE);

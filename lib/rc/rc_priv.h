@@ -43,6 +43,20 @@ extern int dpdat_rc_logtype;
 #define RC_RNR_TIMER_CODE 8
 #define RC_MAX_RD	16		/* READs a responder answers at once */
 
+/* Zero-copy buffers of one work request: its payload is attached to the
+ * transmitted mbufs as an external buffer; the shared info counts the mbufs
+ * still holding it (plus one reference of the WR itself until it is
+ * acknowledged). From a per-device pool: no allocation per packet. */
+struct rc_zc {
+	struct rte_mbuf_ext_shared_info shinfo;
+	struct dpdat_qp *qp;
+	struct rte_mempool *pool;
+	bool released;		/* no mbuf holds the payload any more */
+	bool orphan;		/* the WR is gone: back to the pool on release */
+};
+
+#define RC_ZC_MIN	1024	/* smaller payloads are cheaper to copy */
+
 /* A send work request as the engine keeps it. */
 struct rc_swqe {
 	uint64_t wr_id;
@@ -57,6 +71,8 @@ struct rc_swqe {
 	uint32_t first_psn;	/* valid once started */
 	uint32_t npkts;		/* PSNs the WR uses */
 	uint32_t done_pkts;	/* READ: response packets placed */
+	struct rc_zc *zc;	/* zero-copy state, or NULL (copy) */
+	bool zc_own_dropped;	/* the WR's own reference was given up */
 	struct dpdat_sge sge[DPDAT_MAX_SGE];
 };
 
@@ -139,6 +155,7 @@ struct dpdat_qp {
 	uint64_t progress_tsc;	/* last time una moved or we (re)sent */
 	uint64_t rnr_until;	/* hold sending until then */
 	bool read_gap;		/* a READ response went missing */
+	bool zc_check;		/* a zero-copy buffer came back: complete */
 
 	/* responder, engine only */
 	struct rc_rwqe *rq;
@@ -183,6 +200,7 @@ struct dpdat_dev {
 	uint16_t n_tx;
 	uint64_t last_timer;
 	uint64_t drop_no_qp, drop_icrc, drop_bad_hdr;
+	struct rte_mempool *zc_pool;	/* NULL: zero-copy transmit off */
 };
 
 /* dev.c */
@@ -208,6 +226,14 @@ void rc_qp_error(struct dpdat_qp *qp);
 void rc_qp_flush(struct dpdat_qp *qp);
 void rc_pull_posted(struct dpdat_qp *qp);
 
+/* zc.c */
+void rc_zc_start(struct dpdat_qp *qp, struct rc_swqe *w);
+bool rc_zc_done(struct rc_swqe *w);
+void rc_zc_abandon(struct rc_swqe *w);
+struct rte_mbuf *rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w,
+			       uint32_t off, uint32_t n, unsigned int pad);
+int rc_zc_pool_create(struct dpdat_dev *dev);
+
 /* requester.c */
 void rc_requester(struct dpdat_qp *qp, uint64_t now);
 void rc_requester_timer(struct dpdat_qp *qp, uint64_t now);
@@ -224,6 +250,7 @@ void rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 void rc_send_ack(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn);
 
 /* completer.c */
+void rc_complete_acked(struct dpdat_qp *qp);
 void rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
 		  const struct roce_bth *bth, unsigned int hdr_off,
 		  unsigned int paylen);

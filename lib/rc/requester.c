@@ -28,13 +28,15 @@ npkts_of(const struct dpdat_qp *qp, uint32_t len)
 	return len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
 }
 
-struct rte_mbuf *
-rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
-	     unsigned int payload)
+/* A packet with its BTH; with inline room for the payload and pad, or only
+ * the headers (the payload will be chained after them). */
+static struct rte_mbuf *
+pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
+	  unsigned int payload, bool inline_payload)
 {
 	const unsigned int pad = (-payload) & 3;
 	const unsigned int len = sizeof(struct roce_bth) + roce_ext_len(op) +
-				 payload + pad;
+				 (inline_payload ? payload + pad : 0);
 	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->port->pool);
 	struct roce_bth *bth;
 
@@ -51,9 +53,16 @@ rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
 	bth->qpn = rte_cpu_to_be_32(qp->dqpn);
 	bth->apsn = rte_cpu_to_be_32((psn & ROCE_PSN_MASK) |
 				     (ackreq ? ROCE_BTH_ACKREQ : 0));
-	if (pad != 0)
+	if (pad != 0 && inline_payload)
 		memset((uint8_t *)bth + len - pad, 0, pad);
 	return m;
+}
+
+struct rte_mbuf *
+rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
+	     unsigned int payload)
+{
+	return pkt_alloc(qp, op, psn, ackreq, payload, true);
 }
 
 int
@@ -113,13 +122,17 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
 	const bool last = k + 1 == w->npkts;
 	bool ackreq = last || ++qp->since_ackreq >= RC_ACKREQ_EVERY ||
 		      roce_psn_diff(qp->psn, qp->una) + 1 >= RC_MAX_INFLIGHT;
-	struct rte_mbuf *m;
+	struct rte_mbuf *m, *zc;
 	enum dpdat_wc_status st;
 	uint8_t *p;
 
-	m = rc_pkt_alloc(qp, op, qp->psn, ackreq, n);
-	if (m == NULL)
+	/* zero-copy when the payload can be attached, else copied inline */
+	zc = rc_zc_payload(qp, w, off, n, (-n) & 3);
+	m = pkt_alloc(qp, op, qp->psn, ackreq, n, zc == NULL);
+	if (m == NULL) {
+		rte_pktmbuf_free(zc);
 		return -1;
+	}
 	p = rte_pktmbuf_mtod_offset(m, uint8_t *, sizeof(struct roce_bth));
 	if (roce_op_flags[op] & ROCE_F_RETH) {
 		struct roce_reth *reth = (struct roce_reth *)p;
@@ -133,10 +146,16 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
 		memcpy(p, &w->imm, 4);	/* already in network order */
 		p += 4;
 	}
-	st = rc_sge_to_buf(qp, w->sge, w->num_sge, off, p, n);
+	st = zc != NULL ? DPDAT_WC_SUCCESS :
+			  rc_sge_to_buf(qp, w->sge, w->num_sge, off, p, n);
 	if (st != DPDAT_WC_SUCCESS) {
 		rte_pktmbuf_free(m);
 		local_error(qp, w, st);
+		return -1;
+	}
+	if (zc != NULL && rte_pktmbuf_chain(m, zc) != 0) {
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(zc);
 		return -1;
 	}
 	if (w->flags & DPDAT_SEND_SOLICITED && last)
@@ -197,6 +216,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			w->npkts = npkts_of(qp, w->len);
 			qp->frontier = roce_psn_add(qp->psn, w->npkts);
 			w->done_pkts = 0;
+			rc_zc_start(qp, w);
 			qp->sq_started++;
 			if (w->opcode == DPDAT_WR_RDMA_READ)
 				qp->reads_out++;

@@ -61,6 +61,7 @@ static struct {
 	const char *sock;
 	const char *fault;
 	int retry;
+	int expect_zc;
 } o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500 };
 
 static struct dpdat_dev *dev;
@@ -459,7 +460,7 @@ parse(int argc, char **argv)
 		{ "qps", 1, NULL, 'q' }, { "depth", 1, NULL, 'd' },
 		{ "plain", 0, NULL, 'P' }, { "thread", 0, NULL, 't' },
 		{ "mtu", 1, NULL, 'm' }, { "fault", 1, NULL, 'f' },
-		{ "retry", 1, NULL, 'r' },
+		{ "retry", 1, NULL, 'r' }, { "expect-zerocopy", 0, NULL, 'z' },
 		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
 	int ch;
@@ -479,6 +480,7 @@ parse(int argc, char **argv)
 		case 'm': o.mtu = (uint16_t)atoi(optarg); break;
 		case 'f': o.fault = optarg; break;
 		case 'r': o.retry = atoi(optarg); break;
+		case 'z': o.expect_zc = 1; break;
 		case 's':
 			for (tok = strtok_r(optarg, ",", &save); tok && o.nsizes < 16;
 			     tok = strtok_r(NULL, ",", &save))
@@ -509,11 +511,11 @@ print_stats(void)
 		if (c[k].qp == NULL || dpdat_qp_stats(c[k].qp, &st) != 0)
 			continue;
 		printf("%s qp %d: tx %lu rx %lu retransmits %lu timeouts %lu "
-		       "naks %lu/%lu rnr %lu/%lu dup %lu oos %lu\n",
+		       "naks %lu/%lu rnr %lu/%lu dup %lu oos %lu zero-copy %lu\n",
 		       o.server ? "server" : "client", k, st.tx_pkts,
 		       st.rx_pkts, st.retransmits, st.timeouts, st.naks_sent,
 		       st.naks_rcvd, st.rnr_naks_sent, st.rnr_naks_rcvd,
-		       st.dup_rcvd, st.out_of_seq);
+		       st.dup_rcvd, st.out_of_seq, st.tx_zerocopy);
 	}
 	if (dev != NULL && dpdat_port_stats(dpdat_dev_port(dev), &ps) == 0)
 		printf("%s port: rx %lu tx %lu roce %lu drops %lu/%lu/%lu "
@@ -537,6 +539,13 @@ main(int argc, char **argv)
 	setup();
 	ret = o.server ? run_server() : run_client();
 	print_stats();
+	if (o.expect_zc && !o.server) {
+		struct dpdat_qp_stats qs;
+
+		dpdat_qp_stats(c[0].qp, &qs);
+		if (qs.tx_zerocopy == 0)
+			FAIL("no packet went out zero-copy");
+	}
 	if (o.fault != NULL && !o.server) {
 		/* faults were injected and the data still came through
 		 * intact: show that recovery was what did it */

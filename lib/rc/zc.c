@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Zero-copy transmit. The payload of a SEND or WRITE over DPDK memory (whose
+ * IOVA the registration recorded) is attached to the packet as an external
+ * buffer instead of being copied: the packet is a chain of a header mbuf,
+ * the attached payload and a small trailer for the pad and the ICRC. A WR
+ * sent this way completes only when the peer acknowledged it and every mbuf
+ * that held its memory was released by the device: the consumer may then
+ * reuse the buffer. Used when the port transmits chained mbufs.
+ */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_memory.h>
+#include <rte_mempool.h>
+
+#include "port_priv.h"
+#include "rc_priv.h"
+
+int
+rc_zc_pool_create(struct dpdat_dev *dev)
+{
+	static uint32_t seq;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	const char *env = getenv("DPDAT_ZEROCOPY");
+
+	if (!(dev->port->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) ||
+	    (env != NULL && strcmp(env, "0") == 0)) {
+		RC_LOG(INFO, "%s: zero-copy transmit off (%s)", dev->port->name,
+		       env != NULL ? "DPDAT_ZEROCOPY=0" :
+				     "the device sends no chained mbufs");
+		return 0;
+	}
+	snprintf(name, sizeof(name), "dpdat_zc%u",
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	dev->zc_pool = rte_mempool_create(name, 8191, sizeof(struct rc_zc),
+					  0, 0, NULL, NULL, NULL, NULL,
+					  SOCKET_ID_ANY,
+					  MEMPOOL_F_SP_PUT | MEMPOOL_F_SC_GET);
+	return dev->zc_pool != NULL ? 0 : -ENOMEM;
+}
+
+/* The device released the last mbuf holding the payload. */
+static void
+zc_free_cb(void *addr, void *opaque)
+{
+	struct rc_zc *zc = opaque;
+
+	(void)addr;
+	if (zc->orphan) {
+		rte_mempool_put(zc->pool, zc);
+		return;
+	}
+	zc->released = true;
+	zc->qp->zc_check = true;	/* an in-order completion may wait */
+}
+
+void
+rc_zc_start(struct dpdat_qp *qp, struct rc_swqe *w)
+{
+	struct rc_zc *zc;
+	void *obj;
+
+	w->zc = NULL;
+	w->zc_own_dropped = false;
+	if (qp->dev->zc_pool == NULL || w->len < RC_ZC_MIN ||
+	    (w->opcode != DPDAT_WR_SEND && w->opcode != DPDAT_WR_SEND_IMM &&
+	     w->opcode != DPDAT_WR_RDMA_WRITE &&
+	     w->opcode != DPDAT_WR_RDMA_WRITE_IMM) ||
+	    rte_mempool_get(qp->dev->zc_pool, &obj) != 0)
+		return;
+	zc = obj;
+	memset(zc, 0, sizeof(*zc));
+	zc->qp = qp;
+	zc->pool = qp->dev->zc_pool;
+	zc->shinfo.free_cb = zc_free_cb;
+	zc->shinfo.fcb_opaque = zc;
+	rte_mbuf_ext_refcnt_set(&zc->shinfo, 1);	/* the WR's own */
+	w->zc = zc;
+}
+
+/* May w complete? Gives up the WR's own reference the first time. */
+bool
+rc_zc_done(struct rc_swqe *w)
+{
+	struct rc_zc *zc = w->zc;
+
+	if (zc == NULL)
+		return true;
+	if (!w->zc_own_dropped) {
+		w->zc_own_dropped = true;
+		if (rte_mbuf_ext_refcnt_update(&zc->shinfo, -1) == 0)
+			zc->released = true;
+	}
+	if (!zc->released)
+		return false;
+	rte_mempool_put(zc->pool, zc);
+	w->zc = NULL;
+	return true;
+}
+
+/* The WR completes without waiting (flushed, failed): whatever the device
+ * still holds goes back to the pool when it lets go. */
+void
+rc_zc_abandon(struct rc_swqe *w)
+{
+	struct rc_zc *zc = w->zc;
+
+	if (zc == NULL)
+		return;
+	w->zc = NULL;
+	zc->orphan = true;
+	if (!w->zc_own_dropped &&
+	    rte_mbuf_ext_refcnt_update(&zc->shinfo, -1) == 0)
+		rte_mempool_put(zc->pool, zc);
+	else if (w->zc_own_dropped && zc->released)
+		rte_mempool_put(zc->pool, zc);
+}
+
+/* The payload [off, off + n) of w as an attached mbuf followed by a trailer
+ * holding pad zeros, or NULL when it must be copied instead (several SGEs,
+ * memory that is not DPDK's own or whose IOVA is not contiguous). */
+struct rte_mbuf *
+rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t off,
+	      uint32_t n, unsigned int pad)
+{
+	struct rte_mempool *pool = qp->dev->port->pool;
+	struct dpdat_mr_xlat x;
+	struct rte_mbuf *m, *t;
+	uint32_t i, skip = off;
+	uint8_t *p;
+
+	if (w->zc == NULL || n == 0)
+		return NULL;
+	for (i = 0; i < w->num_sge && skip >= w->sge[i].length; i++)
+		skip -= w->sge[i].length;
+	if (i == w->num_sge || w->sge[i].length - skip < n ||
+	    dpdat_mr_access_check(qp->dev->dom, w->sge[i].lkey,
+				  w->sge[i].addr + skip, n,
+				  DPDAT_MEM_PRIV_LOCAL_READ, qp->pz_id,
+				  &x) != DPDAT_MR_CHECK_OK ||
+	    x.kind != DPDAT_MEM_KIND_DPDK)
+		return NULL;
+	if (x.iova == UINT64_MAX) {
+		/* the region is not IOVA-contiguous (hugepages in PA mode):
+		 * this packet's bytes may still be */
+		x.iova = rte_mem_virt2iova(x.addr);
+		if (x.iova == RTE_BAD_IOVA ||
+		    rte_mem_virt2iova((uint8_t *)x.addr + n - 1) !=
+		    x.iova + n - 1)
+			return NULL;
+	}
+	m = rte_pktmbuf_alloc(pool);
+	t = rte_pktmbuf_alloc(pool);
+	if (m == NULL || t == NULL) {
+		rte_pktmbuf_free(m);
+		rte_pktmbuf_free(t);
+		return NULL;
+	}
+	rte_mbuf_ext_refcnt_update(&w->zc->shinfo, 1);
+	rte_pktmbuf_attach_extbuf(m, x.addr, x.iova, (uint16_t)n,
+				  &w->zc->shinfo);
+	m->data_off = 0;
+	m->data_len = (uint16_t)n;
+	m->pkt_len = n;
+	p = (uint8_t *)rte_pktmbuf_append(t, (uint16_t)pad);
+	if (pad != 0)
+		memset(p, 0, pad);
+	if (rte_pktmbuf_chain(m, t) != 0) {
+		rte_pktmbuf_free(m);	/* releases the reference again */
+		rte_pktmbuf_free(t);
+		return NULL;
+	}
+	qp->st.tx_zerocopy++;
+	return m;
+}
