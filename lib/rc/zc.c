@@ -31,11 +31,21 @@ rc_zc_pool_create(struct dpdat_dev *dev)
 	char name[RTE_MEMPOOL_NAMESIZE];
 	const char *env = getenv("DPDAT_ZEROCOPY");
 
-	if (!(dev->port->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) ||
-	    (env != NULL && strcmp(env, "0") == 0)) {
+	const char *why = NULL;
+
+	/* memif copies every frame into its shared rings anyway: attaching
+	 * the payload only adds work there (measured ~0.9x), so it is off
+	 * unless DPDAT_ZEROCOPY=1 asks for it */
+	if (!(dev->port->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
+		why = "the device sends no chained mbufs";
+	else if (env != NULL && strcmp(env, "0") == 0)
+		why = "DPDAT_ZEROCOPY=0";
+	else if ((env == NULL || strcmp(env, "1") != 0) &&
+		 strncmp(dev->port->name, "net_memif", 9) == 0)
+		why = "memif copies anyway; DPDAT_ZEROCOPY=1 forces it";
+	if (why != NULL) {
 		RC_LOG(INFO, "%s: zero-copy transmit off (%s)", dev->port->name,
-		       env != NULL ? "DPDAT_ZEROCOPY=0" :
-				     "the device sends no chained mbufs");
+		       why);
 		return 0;
 	}
 	snprintf(name, sizeof(name), "dpdat_zc%u",
