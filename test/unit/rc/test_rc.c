@@ -196,8 +196,12 @@ static CU_TestInfo rc_wire_tests[] = {
 	CU_TEST_INFO_NULL,
 };
 
+extern CU_TestInfo rc_engine_tests[];
+int engine_suite_init(void);
+
 static CU_SuiteInfo suites[] = {
 	{ "rc_wire", NULL, NULL, NULL, NULL, rc_wire_tests },
+	{ "rc_engine", engine_suite_init, NULL, NULL, NULL, rc_engine_tests },
 	CU_SUITE_INFO_NULL,
 };
 

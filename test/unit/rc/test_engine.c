@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * The RC engine in one process: two devices on the two ends of a net_ring
+ * link, each engine run by hand (inline progress), so the tests can look at
+ * and tamper with the frames between them: segmentation, the headers built,
+ * the window, RNR, retransmission after loss, duplicates.
+ */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_udp.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_qp.h>
+#include "port_priv.h"
+#include "rc_priv.h"
+
+#define REGION (1u << 20)
+
+struct end {
+	struct dpdat_dev *dev;
+	struct dpdat_pz *pz;
+	struct dpdat_lmr *lmr;
+	struct dpdat_cq *cq;
+	struct dpdat_qp *qp;
+	uint8_t *buf;
+	uint32_t key;
+	struct dpdat_port_info pi;
+};
+
+static struct rte_ring *a2b, *b2a;	/* what A sends, what B sends */
+static struct end A, B;
+
+static int
+end_open(struct end *e, const char *name, const char *ip,
+	 struct rte_ring *rx, struct rte_ring *tx)
+{
+	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_INLINE };
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct dpdat_lmr_info li;
+
+	int pid = rte_eth_from_rings(name, &rx, 1, &tx, 1, 0);
+	char pname[RTE_ETH_NAME_MAX_LEN];
+
+	/* the ring PMD names it net_ring_<name>: open it by that name */
+	if (pid < 0 || rte_eth_dev_get_name_by_port((uint16_t)pid, pname))
+		return -1;
+	dc.port.device = pname;
+	dc.port.ipv4 = ip;
+	e->dev = dpdat_dev_open(&dc);
+	if (e->dev == NULL)
+		return -1;
+	e->pz = dpdat_pz_create(dpdat_dev_domain(e->dev));
+	e->buf = dpdat_mem_alloc(REGION, 4096, -1);
+	d.virt.addr = e->buf;
+	d.virt.length = REGION;
+	e->lmr = dpdat_lmr_create(e->pz, &d, DPDAT_MEM_PRIV_ALL);
+	e->cq = dpdat_cq_create(e->dev, 4096);
+	if (e->lmr == NULL || e->cq == NULL)
+		return -1;
+	dpdat_lmr_query(e->lmr, &li);
+	e->key = li.lmr_context;
+	dpdat_port_query(dpdat_dev_port(e->dev), &e->pi);
+	return 0;
+}
+
+int
+engine_suite_init(void)
+{
+	a2b = rte_ring_create("t_a2b", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ |
+			      RING_F_SC_DEQ);
+	b2a = rte_ring_create("t_b2a", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ |
+			      RING_F_SC_DEQ);
+	if (a2b == NULL || b2a == NULL)
+		return -1;
+	if (end_open(&A, "tA", "198.18.1.1", b2a, a2b) != 0 ||
+	    end_open(&B, "tB", "198.18.1.2", a2b, b2a) != 0)
+		return -1;
+	return 0;
+}
+
+/* Fresh connected QPs for each test. */
+static void
+connect_pair(uint16_t pmtu, uint8_t timeout)
+{
+	struct dpdat_qp_conf qc = { .max_send_wr = 1024, .max_recv_wr = 64 };
+	struct dpdat_qp_remote r = { .pmtu = pmtu, .retry_cnt = 7,
+				     .rnr_retry = 7, .timeout = timeout };
+	struct dpdat_qp_info ia, ib;
+
+	qc.pz = A.pz;
+	qc.send_cq = qc.recv_cq = A.cq;
+	A.qp = dpdat_qp_create(A.dev, &qc);
+	qc.pz = B.pz;
+	qc.send_cq = qc.recv_cq = B.cq;
+	B.qp = dpdat_qp_create(B.dev, &qc);
+	CU_ASSERT_FATAL(A.qp != NULL && B.qp != NULL);
+	dpdat_qp_query(A.qp, &ia);
+	dpdat_qp_query(B.qp, &ib);
+	r.qpn = ib.qpn;
+	r.psn = ib.sq_psn;
+	r.ipv4 = B.pi.ipv4;
+	r.mac = B.pi.mac;
+	CU_ASSERT_FATAL(dpdat_qp_connect(A.qp, &r) == 0);
+	r.qpn = ia.qpn;
+	r.psn = ia.sq_psn;
+	r.ipv4 = A.pi.ipv4;
+	r.mac = A.pi.mac;
+	CU_ASSERT_FATAL(dpdat_qp_connect(B.qp, &r) == 0);
+}
+
+static void
+disconnect_pair(void)
+{
+	CU_ASSERT(dpdat_qp_free(A.qp) == 0);
+	CU_ASSERT(dpdat_qp_free(B.qp) == 0);
+	/* nothing left on the wire for the next test */
+	for (int i = 0; i < 4; i++) {
+		dpdat_dev_progress(A.dev);
+		dpdat_dev_progress(B.dev);
+	}
+}
+
+static void
+run(int n)
+{
+	while (n-- > 0) {
+		dpdat_dev_progress(A.dev);
+		dpdat_dev_progress(B.dev);
+	}
+}
+
+static int
+post(struct end *e, enum dpdat_wr_opcode op, uint32_t off, uint32_t len,
+     uint64_t raddr, uint32_t rkey)
+{
+	struct dpdat_sge sge = { (uintptr_t)e->buf + off, len, e->key };
+	struct dpdat_send_wr wr = { .wr_id = op, .opcode = op,
+		.flags = DPDAT_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1,
+		.remote_addr = raddr, .rkey = rkey };
+
+	return dpdat_post_send(e->qp, &wr);
+}
+
+static int
+wait_wc(struct end *e, struct dpdat_wc *wc, int iters)
+{
+	for (int i = 0; i < iters; i++) {
+		if (dpdat_cq_poll(e->cq, wc, 1) == 1)
+			return 0;
+		run(1);
+	}
+	return -1;
+}
+
+/* Packets of a message: ceil(len / PMTU); the last asks for an ACK; the
+ * headers carry what was posted; the data arrives intact. */
+static void
+test_segmentation_headers(void)
+{
+	const uint32_t len = 10000;
+	struct rte_mbuf *pkts[64];
+	struct roce_bth bth;
+	struct roce_reth reth;
+	struct dpdat_qp_info ia, ib;
+	struct dpdat_wc wc;
+	unsigned int n, i;
+
+	connect_pair(1024, 14);
+	dpdat_qp_query(A.qp, &ia);
+	dpdat_qp_query(B.qp, &ib);
+	for (i = 0; i < len; i++)
+		A.buf[i] = (uint8_t)(i * 13);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, len,
+			     (uintptr_t)B.buf + 100, B.key) == 0);
+	dpdat_dev_progress(A.dev);	/* A sends; B does not run yet */
+	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 64, NULL);
+	CU_ASSERT_EQUAL(n, 10);		/* ceil(10000 / 1024) */
+	for (i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		uint32_t t, icrc;
+		uint8_t b[4];
+
+		rc_mbuf_copy(m, PORT_HDR_LEN, (uint8_t *)&bth, sizeof(bth));
+		CU_ASSERT_EQUAL(bth.opcode, i == 0 ? ROCE_OP_WRITE_FIRST :
+				i == n - 1 ? ROCE_OP_WRITE_LAST :
+				ROCE_OP_WRITE_MIDDLE);
+		CU_ASSERT_EQUAL(roce_bth_qpn(&bth), ib.qpn);
+		CU_ASSERT_EQUAL(roce_bth_psn(&bth), roce_psn_add(ia.sq_psn, i));
+		t = rte_be_to_cpu_32(bth.apsn) & ROCE_BTH_ACKREQ;
+		if (i == n - 1)
+			CU_ASSERT(t != 0);
+		/* the last packet carries 10000 - 9 * 1024 = 784 bytes */
+		CU_ASSERT_EQUAL(rte_pktmbuf_pkt_len(m), PORT_HDR_LEN + 12 +
+				(i == 0 ? 16 : 0) + (i == n - 1 ? 784 : 1024) +
+				4);
+		rc_mbuf_copy(m, rte_pktmbuf_pkt_len(m) - 4, b, 4);
+		icrc = b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
+		CU_ASSERT_EQUAL(roce_icrc_mbuf(m, RTE_ETHER_HDR_LEN), icrc);
+		if (i == 0) {
+			rc_mbuf_copy(m, PORT_HDR_LEN + 12, (uint8_t *)&reth,
+				     sizeof(reth));
+			CU_ASSERT_EQUAL(rte_be_to_cpu_64(reth.va),
+					(uintptr_t)B.buf + 100);
+			CU_ASSERT_EQUAL(rte_be_to_cpu_32(reth.rkey), B.key);
+			CU_ASSERT_EQUAL(rte_be_to_cpu_32(reth.dlen), len);
+		}
+	}
+	CU_ASSERT_EQUAL(rte_ring_enqueue_bulk(a2b, (void **)pkts, n, NULL), n);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(memcmp(B.buf + 100, A.buf, len), 0);
+	disconnect_pair();
+}
+
+/* With a silent peer the requester stops at 512 unacknowledged PSNs, and
+ * goes on when the ACKs come. */
+static void
+test_window(void)
+{
+	struct dpdat_wc wc;
+
+	connect_pair(256, 20);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 1024 * 256,
+			     (uintptr_t)B.buf, B.key) == 0);
+	for (int i = 0; i < 50; i++)
+		dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(rte_ring_count(a2b), RC_MAX_INFLIGHT);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	disconnect_pair();
+}
+
+/* A SEND without a receive posted gets an RNR NAK, then goes through once
+ * the receive is there. */
+static void
+test_rnr(void)
+{
+	struct dpdat_sge sge;
+	struct dpdat_recv_wr rwr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1 };
+	struct dpdat_qp_stats st;
+	struct dpdat_wc wc;
+
+	connect_pair(1024, 14);
+	memcpy(A.buf, "rnr!", 4);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_SEND, 0, 4, 0, 0) == 0);
+	run(20);
+	dpdat_qp_stats(A.qp, &st);
+	CU_ASSERT(st.rnr_naks_rcvd >= 1);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(A.cq, &wc, 1), 0);
+	sge = (struct dpdat_sge){ (uintptr_t)B.buf, 64, B.key };
+	CU_ASSERT_FATAL(dpdat_post_recv(B.qp, &rwr) == 0);
+	CU_ASSERT_FATAL(wait_wc(&B, &wc, 200000) == 0);
+	CU_ASSERT_EQUAL(wc.opcode, DPDAT_WR_RECV);
+	CU_ASSERT_EQUAL(wc.byte_len, 4);
+	CU_ASSERT_EQUAL(memcmp(B.buf, "rnr!", 4), 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	disconnect_pair();
+}
+
+/* Frames lost on the wire come again after the timeout. */
+static void
+test_loss_retransmit(void)
+{
+	struct rte_mbuf *pkts[64];
+	struct dpdat_qp_stats st;
+	struct dpdat_wc wc;
+	unsigned int n;
+
+	connect_pair(1024, 8);	/* 1 ms */
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4096,
+			     (uintptr_t)B.buf, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 64, NULL);
+	CU_ASSERT_EQUAL(n, 4);
+	rte_pktmbuf_free_bulk(pkts, n);	/* the wire ate them */
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	dpdat_qp_stats(A.qp, &st);
+	CU_ASSERT(st.timeouts >= 1);
+	CU_ASSERT(st.retransmits >= 1);
+	disconnect_pair();
+}
+
+/* A duplicated packet is noticed, acknowledged and not applied twice. */
+static void
+test_duplicates(void)
+{
+	struct rte_mbuf *pkts[8], *dup;
+	struct dpdat_qp_stats st;
+	struct dpdat_wc wc;
+	unsigned int n;
+
+	connect_pair(1024, 14);
+	memset(A.buf, 0x3c, 512);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 512,
+			     (uintptr_t)B.buf + 4096, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
+	CU_ASSERT_FATAL(n == 1);
+	dup = rte_pktmbuf_copy(pkts[0], pkts[0]->pool, 0, UINT32_MAX);
+	CU_ASSERT_FATAL(dup != NULL);
+	pkts[1] = dup;
+	CU_ASSERT_EQUAL(rte_ring_enqueue_bulk(a2b, (void **)pkts, 2, NULL), 2);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	run(10);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(A.cq, &wc, 1), 0);	/* once only */
+	dpdat_qp_stats(B.qp, &st);
+	CU_ASSERT_EQUAL(st.dup_rcvd, 1);
+	CU_ASSERT_EQUAL(B.buf[4096 + 511], 0x3c);
+	disconnect_pair();
+}
+
+/* A corrupted frame fails its ICRC and is dropped before any QP sees it. */
+static void
+test_corrupt_dropped(void)
+{
+	struct rte_mbuf *pkts[8];
+	struct dpdat_qp_stats st;
+	struct dpdat_wc wc;
+	uint64_t before = B.dev->drop_icrc;
+
+	connect_pair(1024, 8);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 100,
+			     (uintptr_t)B.buf, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_FATAL(rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL) == 1);
+	rte_pktmbuf_mtod(pkts[0], uint8_t *)[PORT_HDR_LEN + 40] ^= 0x10;
+	CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_EQUAL(B.dev->drop_icrc, before + 1);
+	dpdat_qp_stats(B.qp, &st);
+	CU_ASSERT_EQUAL(st.rx_pkts, 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000000) == 0);	/* resent */
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	disconnect_pair();
+}
+
+CU_TestInfo rc_engine_tests[] = {
+	{ "segmentation, headers, ICRC", test_segmentation_headers },
+	{ "window of 512 PSNs", test_window },
+	{ "RNR NAK then delivery", test_rnr },
+	{ "loss -> timeout -> retransmit", test_loss_retransmit },
+	{ "duplicate detected, applied once", test_duplicates },
+	{ "corrupted frame dropped by ICRC", test_corrupt_dropped },
+	CU_TEST_INFO_NULL,
+};
