@@ -59,6 +59,9 @@ struct dpdat_port_stats {
 	uint64_t drop_not_ours;		/**< wrong MAC, IP, protocol or port */
 	uint64_t drop_malformed;	/**< truncated or inconsistent headers */
 	uint64_t drop_tx_full;		/**< the device refused a transmit */
+	uint64_t drop_icrc;		/**< RoCEv2 frame with a wrong ICRC */
+	uint64_t drop_bad_hdr;		/**< BTH, opcode or lengths invalid */
+	uint64_t drop_no_qp;		/**< no QP ready for this QP number */
 	/** Faults injected (dpdat_port_set_faults()), both directions. */
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t captured;		/**< frames written to the capture */

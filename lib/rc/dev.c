@@ -200,32 +200,32 @@ rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 	rc_mbuf_copy(m, len - ROCE_ICRC_LEN, t, ROCE_ICRC_LEN);
 	icrc = t[0] | t[1] << 8 | t[2] << 16 | (uint32_t)t[3] << 24;
 	if (roce_icrc_mbuf(m, sizeof(struct rte_ether_hdr)) != icrc) {
-		dev->drop_icrc++;
+		dev->port->st.drop_icrc++;
 		goto drop;
 	}
 	bth = rte_pktmbuf_read(m, off, sizeof(*bth), &bth_copy);
 	if (bth == NULL || !roce_op_valid(bth->opcode) ||
 	    (bth->flags & 0x0f) != 0 ||
 	    bth->pkey != rte_cpu_to_be_16(ROCE_PKEY_DEFAULT)) {
-		dev->drop_bad_hdr++;
+		dev->port->st.drop_bad_hdr++;
 		goto drop;
 	}
 	ext = roce_ext_len(bth->opcode);
 	pad = roce_bth_pad(bth);
 	if (len < off + sizeof(*bth) + ext + pad + ROCE_ICRC_LEN) {
-		dev->drop_bad_hdr++;
+		dev->port->st.drop_bad_hdr++;
 		goto drop;
 	}
 	paylen = len - off - sizeof(*bth) - ext - pad - ROCE_ICRC_LEN;
 	if (paylen != 0 && !(roce_op_flags[bth->opcode] & ROCE_F_PAYLOAD)) {
-		dev->drop_bad_hdr++;
+		dev->port->st.drop_bad_hdr++;
 		goto drop;
 	}
 	qpn = roce_bth_qpn(bth);
 	if (qpn < RC_QPN_BASE || qpn - RC_QPN_BASE >= dev->max_qps ||
 	    (qp = dev->qps[qpn - RC_QPN_BASE]) == NULL ||
 	    (qp->state != DPDAT_QPS_RTR && qp->state != DPDAT_QPS_RTS)) {
-		dev->drop_no_qp++;
+		dev->port->st.drop_no_qp++;
 		goto drop;
 	}
 	qp->st.rx_pkts++;
@@ -240,7 +240,7 @@ rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 		break;
 	case ROCE_OP_UD_SEND_ONLY:
 	case ROCE_OP_UD_SEND_ONLY_IMM:
-		dev->drop_no_qp++;	/* QP1 arrives with the CM */
+		dev->port->st.drop_no_qp++;	/* QP1 arrives with the CM */
 		break;
 	default:
 		rc_responder(qp, m, bth, off + sizeof(*bth), paylen);

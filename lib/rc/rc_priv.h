@@ -199,7 +199,6 @@ struct dpdat_dev {
 	struct rte_mbuf *tx[RC_TX_BURST];
 	uint16_t n_tx;
 	uint64_t last_timer;
-	uint64_t drop_no_qp, drop_icrc, drop_bad_hdr;
 	struct rte_mempool *zc_pool;	/* NULL: zero-copy transmit off */
 };
 

@@ -332,8 +332,11 @@ test_corrupt_dropped(void)
 	struct rte_mbuf *pkts[8];
 	struct dpdat_qp_stats st;
 	struct dpdat_wc wc;
-	uint64_t before = B.dev->drop_icrc;
+	struct dpdat_port_stats ps;
+	uint64_t before;
 
+	dpdat_port_stats(dpdat_dev_port(B.dev), &ps);
+	before = ps.drop_icrc;
 	connect_pair(1024, 8);
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 100,
 			     (uintptr_t)B.buf, B.key) == 0);
@@ -342,7 +345,8 @@ test_corrupt_dropped(void)
 	rte_pktmbuf_mtod(pkts[0], uint8_t *)[PORT_HDR_LEN + 40] ^= 0x10;
 	CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
 	dpdat_dev_progress(B.dev);
-	CU_ASSERT_EQUAL(B.dev->drop_icrc, before + 1);
+	dpdat_port_stats(dpdat_dev_port(B.dev), &ps);
+	CU_ASSERT_EQUAL(ps.drop_icrc, before + 1);
 	dpdat_qp_stats(B.qp, &st);
 	CU_ASSERT_EQUAL(st.rx_pkts, 0);
 	CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000000) == 0);	/* resent */
