@@ -62,6 +62,7 @@ struct dpdat_port_stats {
 	uint64_t drop_icrc;		/**< RoCEv2 frame with a wrong ICRC */
 	uint64_t drop_bad_hdr;		/**< BTH, opcode or lengths invalid */
 	uint64_t drop_no_qp;		/**< no QP ready for this QP number */
+	uint64_t drop_not_peer;		/**< sent by another host than the QP's peer */
 	/** Faults injected (dpdat_port_set_faults()), both directions. */
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t captured;		/**< frames written to the capture */

@@ -68,6 +68,7 @@ struct mr_entry {
 	uint8_t kind;		/* enum dpdat_mem_kind */
 	uint8_t gen;		/* generation of the last use; 0 = never used */
 	uint32_t pz_id;
+	uint8_t uses;		/* generations handed out; 255: retired */
 	uint32_t next_free;	/* control path only: FIFO of free indices */
 	uint64_t addr;
 	uint64_t len;

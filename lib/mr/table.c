@@ -13,6 +13,7 @@
 
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_random.h>
 
 #include "mr_priv.h"
 
@@ -73,8 +74,14 @@ mr_table_alloc(struct dpdat_mr_domain *dom, uint32_t *ctx)
 			return ret;
 		e = mr_table_entry(dom, idx);
 	}
-	/* generations run 1..255; an exhausted slot is retired in release */
-	__atomic_store_n(&e->gen, (uint8_t)(e->gen + 1), __ATOMIC_RELAXED);
+	/* generations run through 1..255 from a random start, so keys are
+	 * not guessed from the index alone; after 255 uses the slot retires
+	 * (in release) and no context issued from it resolves again */
+	__atomic_store_n(&e->gen, e->uses == 0 ?
+			 (uint8_t)(1 + rte_rand() % MR_CTX_GEN_MASK) :
+			 (uint8_t)(e->gen % MR_CTX_GEN_MASK + 1),
+			 __ATOMIC_RELAXED);
+	e->uses++;
 	e->next_free = 0;
 	*ctx = MR_CTX_MAKE(idx, e->gen);
 	return 0;
@@ -115,7 +122,7 @@ mr_table_release(struct dpdat_mr_domain *dom, uint32_t ctx)
 	STORE(&e->type, (uint8_t)MR_ENTRY_FREE);
 	e->obj = NULL;
 	__atomic_sub_fetch(&dom->live, 1, __ATOMIC_RELAXED);
-	if (e->gen == MR_CTX_GEN_MASK) {
+	if (e->uses == MR_CTX_GEN_MASK) {
 		/* every generation used: retire the slot so that no context
 		 * issued from it can ever resolve again */
 		MR_LOG(DEBUG, "%s: retiring index %u", dom->name, idx);

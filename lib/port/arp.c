@@ -19,24 +19,30 @@ struct port_neigh *
 port_neigh_find(struct dpdat_port *p, uint32_t ip, bool create)
 {
 	uint32_t h = rte_jhash_1word(ip, 0x4791) & (PORT_NEIGH_SIZE - 1);
-	struct port_neigh *free_slot = NULL, *e;
+	struct port_neigh *free_slot = NULL, *oldest = NULL, *e;
 	unsigned int k;
 
 	for (k = 0; k < PORT_NEIGH_SIZE; k++) {
 		e = &p->neigh[(h + k) & (PORT_NEIGH_SIZE - 1)];
 		if (e->state == NEIGH_FREE) {
-			if (free_slot == NULL)
-				free_slot = e;
+			free_slot = e;
 			break;	/* entries are never removed mid-chain */
 		}
 		if (e->ip == ip)
 			return e;
+		if (oldest == NULL || e->tsc < oldest->tsc)
+			oldest = e;
 	}
-	if (!create || free_slot == NULL)
+	if (!create)
 		return NULL;
+	/* a full table forgets its oldest entry (overwritten in place, so
+	 * no chain breaks) rather than refusing new neighbours for good */
+	if (free_slot == NULL)
+		free_slot = oldest;
 	memset(free_slot, 0, sizeof(*free_slot));
 	free_slot->ip = ip;
 	free_slot->state = NEIGH_INCOMPLETE;
+	free_slot->tsc = rte_get_tsc_cycles();
 	return free_slot;
 }
 
@@ -108,9 +114,15 @@ port_arp_input(struct dpdat_port *p, struct rte_mbuf *m)
 		goto out;
 	}
 	sip = arp->arp_data.arp_sip;
+	/* never learn impossible senders: 0, broadcast, multicast, us */
+	if (sip == 0 || sip == 0xffffffff || sip == p->ip ||
+	    (rte_be_to_cpu_32(sip) >> 28) == 0xe) {
+		p->st.drop_malformed++;
+		goto out;
+	}
 	/* learn the sender if we know it or it talks to us (RFC 826) */
 	e = port_neigh_find(p, sip, arp->arp_data.arp_tip == p->ip);
-	if (e != NULL && sip != 0) {
+	if (e != NULL) {
 		e->mac = arp->arp_data.arp_sha;
 		e->state = NEIGH_REACHABLE;
 		e->tries = 0;

@@ -335,9 +335,13 @@ port_is_roce(struct dpdat_port *p, struct rte_mbuf *m)
 		p->st.drop_malformed++;
 		return false;
 	}
-	/* drop Ethernet padding beyond the IP datagram */
-	if (tot + sizeof(struct rte_ether_hdr) < len)
-		rte_pktmbuf_trim(m, len - tot - sizeof(struct rte_ether_hdr));
+	/* drop Ethernet padding beyond the IP datagram; a chain whose last
+	 * segment is shorter than the padding is refused, not half-trimmed */
+	if (tot + sizeof(struct rte_ether_hdr) < len &&
+	    rte_pktmbuf_trim(m, len - tot - sizeof(struct rte_ether_hdr))) {
+		p->st.drop_malformed++;
+		return false;
+	}
 	return true;
 }
 
@@ -359,9 +363,9 @@ port_rx_one(struct dpdat_port *p, struct rte_mbuf *m)
 		port_arp_input(p, m);
 		return false;
 	}
+	/* RoCEv2 is unicast to our MAC: broadcast is for ARP only */
 	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
-	    (!rte_is_same_ether_addr(&eth->dst_addr, &p->mac) &&
-	     !rte_is_broadcast_ether_addr(&eth->dst_addr))) {
+	    !rte_is_same_ether_addr(&eth->dst_addr, &p->mac)) {
 		p->st.drop_not_ours++;
 		rte_pktmbuf_free(m);
 		return false;

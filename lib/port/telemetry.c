@@ -83,7 +83,8 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	U64(rx_pkts); U64(rx_bytes); U64(tx_pkts); U64(tx_bytes);
 	U64(rx_roce); U64(rx_arp); U64(tx_arp); U64(drop_not_ours);
 	U64(drop_malformed); U64(drop_tx_full); U64(drop_icrc);
-	U64(drop_bad_hdr); U64(drop_no_qp); U64(fault_drop);
+	U64(drop_bad_hdr); U64(drop_no_qp); U64(drop_not_peer);
+	U64(fault_drop);
 	U64(fault_dup); U64(fault_reorder); U64(fault_corrupt);
 	U64(captured); U64(capture_lost);
 #undef U64

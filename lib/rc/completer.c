@@ -68,20 +68,23 @@ rc_complete_acked(struct dpdat_qp *qp)
 	ack_upto(qp, roce_psn_add(qp->una, ROCE_PSN_MASK), rte_get_tsc_cycles());
 }
 
-/* The WR holding psn fails with status; the QP breaks. */
+/* The WR holding psn fails with status (those before it were answered
+ * or are flushed); the QP breaks. */
 static void
 remote_error(struct dpdat_qp *qp, uint32_t psn, enum dpdat_wc_status status)
 {
 	struct rc_swqe *w;
+	uint32_t i;
 
 	ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK), rte_get_tsc_cycles());
-	if (qp->sq_head != qp->sq_started) {
-		w = swqe(qp, qp->sq_head);
-		rc_complete_send(qp, w, status);
-		qp->sq_head++;
+	for (i = qp->sq_head; i != qp->sq_started; i++) {
+		w = swqe(qp, i);
+		if (roce_psn_diff(psn, w->first_psn) >= 0 &&
+		    roce_psn_diff(psn, w->first_psn) < (int32_t)w->npkts)
+			break;
 	}
 	RC_LOG(INFO, "qp %u: remote error %d at psn %u", qp->qpn, status, psn);
-	rc_qp_error(qp);
+	rc_qp_fail(qp, i != qp->sq_started ? i : qp->sq_head, status);
 }
 
 static void
@@ -89,9 +92,10 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, uint64_t now)
 {
 	const uint32_t prev = roce_psn_add(psn, ROCE_PSN_MASK);
 
-	/* only PSNs we have sent and not yet seen acknowledged */
+	/* only PSNs we have sent and not yet seen acknowledged: an ACK for a
+	 * PSN never sent (a ghost) must not complete anything */
 	if (roce_psn_diff(psn, qp->una) < -1 ||
-	    roce_psn_diff(psn, qp->frontier) >= 0)
+	    roce_psn_diff(psn, qp->max_sent) >= 0)
 		return;
 	switch (syn & ROCE_AETH_TYPE_MASK) {
 	case ROCE_AETH_ACK:
@@ -169,9 +173,7 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	st = rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
 			    paylen);
 	if (st != DPDAT_WC_SUCCESS) {
-		rc_complete_send(qp, w, st);
-		qp->sq_head++;
-		rc_qp_error(qp);
+		rc_qp_fail(qp, qp->sq_head, st);
 		return;
 	}
 	w->done_pkts++;

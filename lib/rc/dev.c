@@ -17,6 +17,7 @@
 #include <rte_ip.h>
 #include <rte_mempool.h>
 #include <rte_pause.h>
+#include <rte_random.h>
 #include <rte_telemetry.h>
 #include <rte_udp.h>
 
@@ -139,10 +140,12 @@ rc_tx_flush(struct dpdat_dev *dev)
 	dev->n_tx -= sent;
 }
 
-/* Drop queued packets of a QP that is going away (the link may be down and
- * the batch stuck): their mbufs go back now. Caller holds the engine. */
+/* Drop queued packets of a QP that broke or is going away (the link may be
+ * down and the batch stuck): their mbufs, and the zero-copy memory they
+ * hold, go back now. Requests only unless all: a NAK telling the peer
+ * about the error still goes out. Caller holds the engine. */
 void
-rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip)
+rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip, bool all)
 {
 	const struct rte_ipv4_hdr *ip;
 	struct roce_bth b;
@@ -154,7 +157,8 @@ rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip)
 		ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
 					     sizeof(struct rte_ether_hdr));
 		rc_mbuf_copy(m, PORT_HDR_LEN, (uint8_t *)&b, sizeof(b));
-		if (ip->dst_addr == dip && roce_bth_qpn(&b) == dqpn)
+		if (ip->dst_addr == dip && roce_bth_qpn(&b) == dqpn &&
+		    (all || b.opcode <= ROCE_OP_READ_REQUEST))
 			rte_pktmbuf_free(m);
 		else
 			dev->tx[n++] = m;
@@ -226,6 +230,13 @@ rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 	    (qp = dev->qps[qpn - RC_QPN_BASE]) == NULL ||
 	    (qp->state != DPDAT_QPS_RTR && qp->state != DPDAT_QPS_RTS)) {
 		dev->port->st.drop_no_qp++;
+		goto drop;
+	}
+	/* a QP talks to its peer only: anyone else's packet, forged or
+	 * misdirected, never reaches the responder or the completer */
+	if (rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
+			sizeof(struct rte_ether_hdr))->src_addr != qp->dip) {
+		dev->port->st.drop_not_peer++;
 		goto drop;
 	}
 	qp->st.rx_pkts++;
@@ -365,6 +376,8 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		return NULL;
 	}
 	dev->max_qps = conf->max_qps ? conf->max_qps : 1024;
+	/* QP numbers are not the first thing a stranger guesses right */
+	dev->next_qpn = (uint32_t)(rte_rand() % dev->max_qps);
 	dev->qps = calloc(dev->max_qps, sizeof(*dev->qps));
 	dev->active = calloc(dev->max_qps, sizeof(*dev->active));
 	if (dev->qps == NULL || dev->active == NULL) {

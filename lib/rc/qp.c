@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_pause.h>
 #include <rte_jhash.h>
 #include <rte_random.h>
 
@@ -90,7 +93,7 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 		return NULL;
 	}
 	qp->isn = (uint32_t)rte_rand() & ROCE_PSN_MASK;
-	qp->psn = qp->una = qp->frontier = qp->isn;
+	qp->psn = qp->una = qp->frontier = qp->max_sent = qp->isn;
 	qp->state = DPDAT_QPS_INIT;
 	qp->magic = RC_MAGIC_QP;
 
@@ -201,7 +204,8 @@ rc_complete_send(struct dpdat_qp *qp, const struct rc_swqe *w,
 		.byte_len = w->len, .qp_num = qp->qpn,
 	};
 
-	/* failed or flushed with buffers still out: they return later */
+	/* only reached with the zero-copy memory released (zc_idle) or on
+	 * teardown, where whatever is still out goes back to the pool */
 	rc_zc_abandon((struct rc_swqe *)(uintptr_t)w);
 
 	if (w->signaled || status != DPDAT_WC_SUCCESS)
@@ -253,13 +257,44 @@ rc_pull_posted(struct dpdat_qp *qp)
 		rc_qp_flush(qp);
 }
 
-/* Engine: everything outstanding completes as flushed. */
+/* May this WR's completion be delivered? A zero-copy WR's memory may still
+ * sit in the transmit batch or the device: not before it is released. */
+static bool
+zc_idle(struct rc_swqe *w)
+{
+	struct rc_zc *zc = w->zc;
+
+	if (zc == NULL)
+		return true;
+	if (!w->zc_own_dropped) {
+		w->zc_own_dropped = true;
+		if (rte_mbuf_ext_refcnt_update(&zc->shinfo, -1) == 0)
+			zc->released = true;
+	}
+	if (!zc->released)
+		return false;
+	rte_mempool_put(zc->pool, zc);
+	w->zc = NULL;
+	return true;
+}
+
+/* Engine: everything outstanding completes, in order: with its failure
+ * status if it has one, else as flushed. Stops at a zero-copy WR whose
+ * memory the device still holds; the engine calls again. */
 void
 rc_qp_flush(struct dpdat_qp *qp)
 {
-	for (; qp->sq_head != qp->sq_tail; qp->sq_head++)
-		rc_complete_send(qp, &qp->sq[qp->sq_head & (qp->sq_size - 1)],
+	struct rc_swqe *w;
+
+	if (qp->sq_head != qp->sq_tail)
+		rc_tx_purge(qp->dev, qp->dqpn, qp->dip, false);
+	for (; qp->sq_head != qp->sq_tail; qp->sq_head++) {
+		w = &qp->sq[qp->sq_head & (qp->sq_size - 1)];
+		if (!zc_idle(w))
+			break;
+		rc_complete_send(qp, w, w->fail ? (enum dpdat_wc_status)w->fail :
 				 DPDAT_WC_WR_FLUSH_ERR);
+	}
 	for (; qp->rq_head != qp->rq_tail; qp->rq_head++)
 		rc_complete_recv(qp, &qp->rq[qp->rq_head & (qp->rq_size - 1)],
 				 DPDAT_WC_WR_FLUSH_ERR, DPDAT_WR_RECV, 0, NULL);
@@ -268,12 +303,21 @@ rc_qp_flush(struct dpdat_qp *qp)
 	qp->nres = 0;
 }
 
-/* Engine: the QP breaks; the caller already completed the failing WR. */
+/* Engine: the QP breaks. */
 void
 rc_qp_error(struct dpdat_qp *qp)
 {
 	__atomic_store_n(&qp->state, DPDAT_QPS_ERR, __ATOMIC_RELEASE);
 	rc_qp_flush(qp);
+}
+
+void
+rc_qp_fail(struct dpdat_qp *qp, uint32_t idx, enum dpdat_wc_status st)
+{
+	if ((int32_t)(idx - qp->sq_head) >= 0 &&
+	    (int32_t)(qp->sq_tail - idx) > 0)
+		qp->sq[idx & (qp->sq_size - 1)].fail = (uint8_t)st;
+	rc_qp_error(qp);
 }
 
 int
@@ -292,6 +336,7 @@ int
 dpdat_qp_free(struct dpdat_qp *qp)
 {
 	struct dpdat_dev *dev;
+	uint64_t t0;
 	uint32_t k;
 
 	if (qp == NULL || qp->magic != RC_MAGIC_QP)
@@ -302,7 +347,24 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	qp->magic = 0;
 	rc_pull_posted(qp);
 	rc_qp_error(qp);
-	rc_tx_purge(dev, qp->dqpn, qp->dip);
+	rc_tx_purge(dev, qp->dqpn, qp->dip, true);
+	/* zero-copy memory still in the device: let it finish (bounded) */
+	for (t0 = rte_get_tsc_cycles(); qp->sq_head != qp->sq_tail &&
+	     rte_get_tsc_cycles() - t0 < rte_get_tsc_hz(); ) {
+		rc_unlock_engine(dev);
+		rte_eth_tx_done_cleanup(dev->port->port_id, 0, 0);
+		rte_pause();
+		rc_lock_engine(dev);
+		rc_qp_flush(qp);
+	}
+	if (qp->sq_head != qp->sq_tail) {
+		RC_LOG(WARNING, "qp %u freed with zero-copy memory still held "
+		       "by the device", qp->qpn);
+		for (; qp->sq_head != qp->sq_tail; qp->sq_head++)
+			rc_complete_send(qp, &qp->sq[qp->sq_head &
+					 (qp->sq_size - 1)],
+					 DPDAT_WC_WR_FLUSH_ERR);
+	}
 	dev->qps[qp->qpn - RC_QPN_BASE] = NULL;
 	if (qp->on_ack_list) {
 		struct dpdat_qp **pp = &dev->ack_list;

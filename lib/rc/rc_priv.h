@@ -73,6 +73,7 @@ struct rc_swqe {
 	uint32_t done_pkts;	/* READ: response packets placed */
 	struct rc_zc *zc;	/* zero-copy state, or NULL (copy) */
 	bool zc_own_dropped;	/* the WR's own reference was given up */
+	uint8_t fail;		/* error status to complete with, 0: flush */
 	struct dpdat_sge sge[DPDAT_MAX_SGE];
 };
 
@@ -148,6 +149,7 @@ struct dpdat_qp {
 	uint32_t isn;		/* our first PSN */
 	uint32_t psn;		/* next PSN to send */
 	uint32_t frontier;	/* PSN the next new WR starts at */
+	uint32_t max_sent;	/* one past the highest PSN ever sent */
 	uint32_t una;		/* oldest unacknowledged PSN */
 	uint32_t since_ackreq;
 	uint32_t reads_out;	/* READ requests sent, not completed */
@@ -208,7 +210,8 @@ void rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m);
 void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
 void rc_tx_flush(struct dpdat_dev *dev);
 bool rc_tx_room(struct dpdat_dev *dev);
-void rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip);
+void rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip,
+		 bool all);
 void rc_lock_engine(struct dpdat_dev *dev);
 void rc_unlock_engine(struct dpdat_dev *dev);
 
@@ -222,6 +225,10 @@ void rc_complete_recv(struct dpdat_qp *qp, const struct rc_rwqe *w,
 		      enum dpdat_wc_status status, enum dpdat_wr_opcode op,
 		      uint32_t len, const uint32_t *imm);
 void rc_qp_error(struct dpdat_qp *qp);
+/* The QP breaks: WR idx (absolute SQ index) fails with status, the WRs
+ * before it are flushed, the rest too; completions leave in order, each
+ * zero-copy WR only once the device released its memory. */
+void rc_qp_fail(struct dpdat_qp *qp, uint32_t idx, enum dpdat_wc_status st);
 void rc_qp_flush(struct dpdat_qp *qp);
 void rc_pull_posted(struct dpdat_qp *qp);
 

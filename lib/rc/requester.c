@@ -102,14 +102,8 @@ static void
 local_error(struct dpdat_qp *qp, struct rc_swqe *w,
 	    enum dpdat_wc_status status)
 {
-	/* completions stay in order: the unacknowledged WRs before it are
-	 * flushed, then it fails, then rc_qp_error flushes the rest */
-	for (; qp->sq_head != qp->sq_send; qp->sq_head++)
-		rc_complete_send(qp, swqe(qp, qp->sq_head),
-				 DPDAT_WC_WR_FLUSH_ERR);
-	rc_complete_send(qp, w, status);
-	qp->sq_head++;
-	rc_qp_error(qp);
+	(void)w;
+	rc_qp_fail(qp, qp->sq_send, status);
 }
 
 /* Build and queue packet k of w. Returns 0, or -1 when it cannot now. */
@@ -165,6 +159,8 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
 	qp->st.tx_bytes += n;
 	rc_pkt_send(qp, m);
 	qp->psn = roce_psn_add(qp->psn, 1);
+	if (roce_psn_diff(qp->psn, qp->max_sent) > 0)
+		qp->max_sent = qp->psn;
 	return 0;
 }
 
@@ -186,6 +182,8 @@ send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
 	reth->dlen = rte_cpu_to_be_32(w->len - off);
 	rc_pkt_send(qp, m);
 	qp->psn = roce_psn_add(qp->psn, w->npkts - k);
+	if (roce_psn_diff(qp->psn, qp->max_sent) > 0)
+		qp->max_sent = qp->psn;
 	qp->since_ackreq = 0;
 	return 0;
 }
@@ -273,8 +271,6 @@ rc_go_back(struct dpdat_qp *qp, uint32_t psn)
 void
 rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 {
-	struct rc_swqe *w;
-
 	/* outstanding means started and not completed: after a go-back the
 	 * sender may sit at una, unable to send (link down), and still owe */
 	if (qp->sq_head == qp->sq_started ||
@@ -287,12 +283,9 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
 	       qp->sq_tail);
 	if (qp->retry_cnt != 7 && qp->retries_left-- == 0) {
-		w = swqe(qp, qp->sq_head);
 		RC_LOG(NOTICE, "qp %u: retry count exceeded at psn %u",
 		       qp->qpn, qp->una);
-		rc_complete_send(qp, w, DPDAT_WC_RETRY_EXC_ERR);
-		qp->sq_head++;
-		rc_qp_error(qp);
+		rc_qp_fail(qp, qp->sq_head, DPDAT_WC_RETRY_EXC_ERR);
 		return;
 	}
 	rc_go_back(qp, qp->una);

@@ -182,8 +182,9 @@ test_access_check(void)
 	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, 0xffffff01, b, 1, RR,
 		fx.pz1_id, NULL), DPDAT_MR_CHECK_UNKNOWN_KEY);
 	/* the right index with another generation */
-	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, crw + 1, b, 1, RR,
-		fx.pz1_id, NULL), DPDAT_MR_CHECK_STALE_KEY);
+	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, (crw & ~0xffu) |
+		((crw & 0xff) % 255 + 1), b, 1, RR, fx.pz1_id, NULL),
+		DPDAT_MR_CHECK_STALE_KEY);
 	/* translation */
 	memset(&x, 0, sizeof(x));
 	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, crw, b + 100, 8, RR,

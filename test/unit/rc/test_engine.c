@@ -10,6 +10,7 @@
  */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <CUnit/Basic.h>
@@ -79,6 +80,9 @@ end_open(struct end *e, const char *name, const char *ip,
 int
 engine_suite_init(void)
 {
+	/* copies only: completions here must not wait for the ring to give
+	 * zero-copy buffers back (the integration suite covers zero-copy) */
+	setenv("DPDAT_ZEROCOPY", "0", 1);
 	a2b = rte_ring_create("t_a2b", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ |
 			      RING_F_SC_DEQ);
 	b2a = rte_ring_create("t_b2a", 4096, SOCKET_ID_ANY, RING_F_SP_ENQ |
@@ -354,7 +358,113 @@ test_corrupt_dropped(void)
 	disconnect_pair();
 }
 
+/* Forge a packet from B's QP to A's (ACK/NAK with syndrome, at psn). */
+static void
+b_sends_ack(uint8_t syndrome, uint32_t psn)
+{
+	rc_lock_engine(B.dev);
+	rc_send_ack(B.qp, syndrome, psn);
+	rc_tx_flush(B.dev);
+	rc_unlock_engine(B.dev);
+}
+
+/* An ACK for PSNs never sent completes nothing (a ghost ACK). */
+static void
+test_ghost_ack(void)
+{
+	struct dpdat_qp_info ia;
+	struct dpdat_wc wc;
+
+	connect_pair(1024, 14);
+	dpdat_qp_query(A.qp, &ia);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 1 << 20,
+			     (uintptr_t)B.buf, B.key) == 0);
+	dpdat_dev_progress(A.dev);	/* one budget of packets out */
+	CU_ASSERT(rte_ring_count(a2b) < 1024);
+	b_sends_ack(ROCE_AETH_ACK, roce_psn_add(ia.sq_psn, 1023));
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(A.cq, &wc, 1), 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);	/* the real one */
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(memcmp(A.buf, B.buf, 1 << 20), 0);
+	disconnect_pair();
+}
+
+/* A NAK fails the WR it names: READ then WRITE outstanding, NAK on the
+ * WRITE's PSN -> the READ is flushed, the WRITE has the remote error. */
+static void
+test_nak_names_its_wr(void)
+{
+	struct dpdat_qp_info ia;
+	struct dpdat_wc wc[2];
+	struct rte_mbuf *pkts[8];
+	unsigned int n;
+
+	connect_pair(1024, 14);
+	dpdat_qp_query(A.qp, &ia);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, 2048,
+			     (uintptr_t)B.buf, B.key) == 0);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 4096, 100,
+			     (uintptr_t)B.buf, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
+	CU_ASSERT_EQUAL(n, 2);	/* READ request (2 PSNs), WRITE */
+	rte_pktmbuf_free_bulk(pkts, n);
+	b_sends_ack(ROCE_AETH_NAK_REM_ACC, roce_psn_add(ia.sq_psn, 2));
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(A.cq, wc, 2), 2);
+	CU_ASSERT_EQUAL(wc[0].opcode, DPDAT_WR_RDMA_READ);
+	CU_ASSERT_EQUAL(wc[0].status, DPDAT_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(wc[1].opcode, DPDAT_WR_RDMA_WRITE);
+	CU_ASSERT_EQUAL(wc[1].status, DPDAT_WC_REM_ACCESS_ERR);
+	disconnect_pair();
+}
+
+/* A packet from a host that is not the QP's peer is dropped before the
+ * responder sees it, even with a valid ICRC, QPN and PSN. */
+static void
+test_not_peer_dropped(void)
+{
+	struct dpdat_port_stats ps0, ps1;
+	struct dpdat_qp_stats st;
+	struct rte_ipv4_hdr *ip;
+	struct rte_mbuf *m = NULL;
+	struct dpdat_wc wc;
+	uint32_t c;
+
+	connect_pair(1024, 8);
+	dpdat_port_stats(dpdat_dev_port(B.dev), &ps0);
+	memset(A.buf, 0x77, 64);
+	B.buf[8192] = 0;
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 64,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_FATAL(rte_ring_dequeue(a2b, (void **)&m) == 0);
+	ip = rte_pktmbuf_mtod_offset(m, struct rte_ipv4_hdr *,
+				     RTE_ETHER_HDR_LEN);
+	ip->src_addr = rte_cpu_to_be_32(0x09090909);	/* 9.9.9.9 */
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	c = roce_icrc(ip, rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN - 4);
+	memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *,
+		rte_pktmbuf_pkt_len(m) - 4), &c, 4);
+	CU_ASSERT(rte_ring_enqueue(a2b, m) == 0);
+	dpdat_dev_progress(B.dev);
+	dpdat_port_stats(dpdat_dev_port(B.dev), &ps1);
+	CU_ASSERT_EQUAL(ps1.drop_not_peer, ps0.drop_not_peer + 1);
+	CU_ASSERT_EQUAL(B.buf[8192], 0);
+	dpdat_qp_stats(B.qp, &st);
+	CU_ASSERT_EQUAL(st.rx_pkts, 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000000) == 0);	/* resent */
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(B.buf[8192], 0x77);
+	disconnect_pair();
+}
+
 CU_TestInfo rc_engine_tests[] = {
+	{ "ghost ACK completes nothing", test_ghost_ack },
+	{ "NAK fails the WR it names", test_nak_names_its_wr },
+	{ "packet from a stranger dropped", test_not_peer_dropped },
 	{ "segmentation, headers, ICRC", test_segmentation_headers },
 	{ "window of 512 PSNs", test_window },
 	{ "RNR NAK then delivery", test_rnr },
