@@ -204,8 +204,8 @@ rc_complete_send(struct dpdat_qp *qp, const struct rc_swqe *w,
 		.byte_len = w->len, .qp_num = qp->qpn,
 	};
 
-	/* only reached with the zero-copy memory released (zc_idle) or on
-	 * teardown, where whatever is still out goes back to the pool */
+	/* only reached with the zero-copy memory released (rc_zc_done) or
+	 * on teardown, where whatever is still out goes back to the pool */
 	rc_zc_abandon((struct rc_swqe *)(uintptr_t)w);
 
 	if (w->signaled || status != DPDAT_WC_SUCCESS)
@@ -257,27 +257,6 @@ rc_pull_posted(struct dpdat_qp *qp)
 		rc_qp_flush(qp);
 }
 
-/* May this WR's completion be delivered? A zero-copy WR's memory may still
- * sit in the transmit batch or the device: not before it is released. */
-static bool
-zc_idle(struct rc_swqe *w)
-{
-	struct rc_zc *zc = w->zc;
-
-	if (zc == NULL)
-		return true;
-	if (!w->zc_own_dropped) {
-		w->zc_own_dropped = true;
-		if (rte_mbuf_ext_refcnt_update(&zc->shinfo, -1) == 0)
-			zc->released = true;
-	}
-	if (!zc->released)
-		return false;
-	rte_mempool_put(zc->pool, zc);
-	w->zc = NULL;
-	return true;
-}
-
 /* Engine: everything outstanding completes, in order: with its failure
  * status if it has one, else as flushed. Stops at a zero-copy WR whose
  * memory the device still holds; the engine calls again. */
@@ -290,7 +269,8 @@ rc_qp_flush(struct dpdat_qp *qp)
 		rc_tx_purge(qp->dev, qp->dqpn, qp->dip, false);
 	for (; qp->sq_head != qp->sq_tail; qp->sq_head++) {
 		w = &qp->sq[qp->sq_head & (qp->sq_size - 1)];
-		if (!zc_idle(w))
+		/* a zero-copy WR waits until the device released it */
+		if (!rc_zc_done(w))
 			break;
 		rc_complete_send(qp, w, w->fail ? (enum dpdat_wc_status)w->fail :
 				 DPDAT_WC_WR_FLUSH_ERR);
