@@ -87,10 +87,14 @@ pair_swap(struct pair *p, const char *mine, char *theirs, size_t len)
 
 	if (n > sizeof(buf) || write(p->wr, mine, n) != (ssize_t)n)
 		return -1;
-	/* keep the engine running while we wait (inline progress) */
+	/* one message at a time, a byte per read: two messages in flight must
+	 * not be read as one (the second was lost that way); the engine
+	 * keeps running while we wait (inline progress) */
 	while (got == 0 || buf[got - 1] != '\0') {
 		struct pollfd pfd = { .fd = p->rd, .events = POLLIN };
 
+		if (got == sizeof(buf))
+			return -1;
 		if (poll(&pfd, 1, 0) == 0) {
 			/* a system call per 256 engine runs, not per run */
 			for (int i = 0; i < 256; i++)
@@ -101,7 +105,7 @@ pair_swap(struct pair *p, const char *mine, char *theirs, size_t len)
 				}
 			continue;
 		}
-		r = read(p->rd, buf + got, sizeof(buf) - got);
+		r = read(p->rd, buf + got, 1);
 		if (r <= 0)
 			return -1;
 		got += (size_t)r;

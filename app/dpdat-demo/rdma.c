@@ -28,14 +28,36 @@ pat(uint32_t seed, uint32_t i)
 	return (uint8_t)(i * 31 + seed + (i >> 9));
 }
 
+static struct dpdat_qp *demo_qp;	/* for the report of a failure */
+
 static int
 wait_one(struct dpdat_cq *cq, struct dpdat_wc *wc)
 {
 	uint64_t t0 = rte_get_tsc_cycles();
+	struct dpdat_qp_stats st;
 
-	while (dpdat_cq_poll(cq, wc, 1) == 0)
-		if (rte_get_tsc_cycles() - t0 > 10 * rte_get_tsc_hz())
+	while (dpdat_cq_poll(cq, wc, 1) == 0) {
+		if (rte_get_tsc_cycles() - t0 > 10 * rte_get_tsc_hz()) {
+			if (demo_qp != NULL &&
+			    dpdat_qp_stats(demo_qp, &st) == 0)
+				fprintf(stderr, "no completion in 10 s: tx %lu "
+					"rx %lu retransmits %lu timeouts %lu "
+					"naks %lu/%lu oos %lu dup %lu\n",
+					(unsigned long)st.tx_pkts,
+					(unsigned long)st.rx_pkts,
+					(unsigned long)st.retransmits,
+					(unsigned long)st.timeouts,
+					(unsigned long)st.naks_sent,
+					(unsigned long)st.naks_rcvd,
+					(unsigned long)st.out_of_seq,
+					(unsigned long)st.dup_rcvd);
+			if (demo_qp != NULL)
+				dpdat_qp_dump(demo_qp, stderr);
 			return -1;
+		}
+	}
+	if (wc->status != DPDAT_WC_SUCCESS)
+		fprintf(stderr, "completion status %d\n", wc->status);
 	return wc->status == DPDAT_WC_SUCCESS ? 0 : -1;
 }
 
@@ -68,6 +90,7 @@ server(struct pair *p, struct dpdat_cq *cq, uint8_t *buf, uint32_t key)
 	if (pair_qp(p, cq, 1024, (uintptr_t)buf, key, &qp, &pa, &pk) != 0 ||
 	    dpdat_post_recv(qp, &rwr) != 0)
 		return 1;
+	demo_qp = qp;
 	/* the client says when its WRITE completed */
 	if (pair_swap(p, "ready", line, sizeof(line)) != 0)
 		return 1;
@@ -138,6 +161,7 @@ client(struct pair *p, struct dpdat_cq *cq, uint8_t *buf, uint32_t key)
 
 	if (pair_qp(p, cq, 1024, (uintptr_t)buf, key, &qp, &pa, &pk) != 0)
 		return 1;
+	demo_qp = qp;
 	for (i = 0; i < LEN; i++)
 		buf[i] = pat(1, i);
 	if (post(qp, DPDAT_WR_RDMA_WRITE, buf, LEN, key, pa, pk) != 0 ||

@@ -15,6 +15,7 @@
  */
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <dpdat/dpdat_mr.h>
 #include <dpdat/dpdat_port.h>
@@ -261,6 +262,16 @@ dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info);
 /** @return 0, -EBADF, -EINVAL. */
 int
 dpdat_qp_stats(const struct dpdat_qp *qp, struct dpdat_qp_stats *stats);
+
+/**
+ * Print the internal state of a QP (PSNs, queue indices, window, responder
+ * state) for debugging. Reads it without synchronising with the engine: a
+ * snapshot that may be slightly inconsistent.
+ *
+ * @return 0, -EBADF, -EINVAL (f NULL).
+ */
+int
+dpdat_qp_dump(const struct dpdat_qp *qp, FILE *f);
 
 /**
  * Move a QP to the error state: outstanding work completes with

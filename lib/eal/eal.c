@@ -20,6 +20,8 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_random.h>
+#include <rte_cycles.h>
 
 #include <dpdat/dpdat.h>
 
@@ -293,6 +295,10 @@ dpdat_eal_init(const struct dpdat_eal_conf *conf)
 		goto out;
 	}
 	ret = 0;
+	/* DPDK seeds rte_rand() in a constructor, before any fork(): two
+	 * processes forked from one parent would draw the same PSNs, QP
+	 * numbers and key generations. Give each its own sequence. */
+	rte_srand(rte_rdtsc() ^ ((uint64_t)getpid() << 32));
 	eal_mode = mode;
 	eal_owned = 1;
 	if (mode == DPDAT_MEM_MODE_HUGE)

@@ -301,6 +301,29 @@ rc_qp_fail(struct dpdat_qp *qp, uint32_t idx, enum dpdat_wc_status st)
 }
 
 int
+dpdat_qp_dump(const struct dpdat_qp *qp, FILE *f)
+{
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (f == NULL)
+		return -EINVAL;
+	fprintf(f, "qp %u -> %u state %d pmtu %u\n"
+		"  requester: psn %u una %u max_sent %u frontier %u isn %u\n"
+		"  sq head %u send %u started %u tail %u (out %u) reads %u "
+		"retries %u rnr %u rnr_wait %d tx batch %u\n"
+		"  responder: epsn %u msn %u state %u nak_sent %d ack_due %d "
+		"reads queued %u rq head %u tail %u\n", qp->qpn, qp->dqpn,
+		qp->state, qp->pmtu, qp->psn, qp->una, qp->max_sent,
+		qp->frontier, qp->isn, qp->sq_head, qp->sq_send,
+		qp->sq_started, qp->sq_tail, qp->sq_out, qp->reads_out,
+		qp->retries_left, qp->rnr_left,
+		rte_get_tsc_cycles() < qp->rnr_until, qp->dev->n_tx, qp->epsn,
+		qp->msn, qp->resp, qp->nak_sent, qp->ack_due, qp->nres,
+		qp->rq_head, qp->rq_tail);
+	return 0;
+}
+
+int
 dpdat_qp_set_error(struct dpdat_qp *qp)
 {
 	if (qp == NULL || qp->magic != RC_MAGIC_QP)
