@@ -213,7 +213,7 @@ struct dpdat_qp_remote {
 	uint32_t ipv4;			/**< network order */
 	struct rte_ether_addr mac;
 	uint16_t pmtu;			/**< 256, 512, 1024, 2048 or 4096 */
-	uint8_t retry_cnt;		/**< 0..7, 7 = infinite */
+	uint8_t retry_cnt;		/**< 0..7 retries after a timeout */
 	uint8_t rnr_retry;		/**< 0..7, 7 = infinite */
 	uint8_t timeout;		/**< IB encoding: 4.096 us * 2^timeout; 0: 14 */
 	uint8_t max_rd_atomic;		/**< READs in flight; 0: 16 */

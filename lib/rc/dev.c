@@ -226,6 +226,10 @@ rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 		goto drop;
 	}
 	qpn = roce_bth_qpn(bth);
+	if (qpn == ROCE_QP1) {		/* connection management MADs */
+		cm_input(dev, m, bth, off + sizeof(*bth), paylen);
+		goto drop;
+	}
 	if (qpn < RC_QPN_BASE || qpn - RC_QPN_BASE >= dev->max_qps ||
 	    (qp = dev->qps[qpn - RC_QPN_BASE]) == NULL ||
 	    (qp->state != DPDAT_QPS_RTR && qp->state != DPDAT_QPS_RTS)) {
@@ -296,6 +300,7 @@ rc_engine_iter(struct dpdat_dev *dev)
 			rc_requester(qp, now);
 		}
 	}
+	cm_progress(dev, now);
 	if (now - dev->last_timer > dev->tsc_hz / 1000) {
 		dev->last_timer = now;
 		for (k = 0; k < dev->n_qps; k++)
@@ -401,6 +406,8 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		goto err_reader;
 	}
 	ret = -rc_zc_pool_create(dev);
+	if (ret == 0)
+		ret = -cm_dev_create(dev);
 	if (ret != 0)
 		goto err_port_only;
 	dev->magic = RC_MAGIC_DEV;
@@ -418,6 +425,7 @@ err_port:
 	tel_dev(dev, false);
 	dev->magic = 0;
 err_port_only:
+	cm_dev_free(dev);
 	dpdat_port_free(dev->port);
 	rte_mempool_free(dev->zc_pool);
 err_reader:
@@ -451,6 +459,7 @@ dpdat_dev_close(struct dpdat_dev *dev)
 	}
 	rte_pktmbuf_free_bulk(dev->tx, dev->n_tx);
 	dev->n_tx = 0;
+	cm_dev_free(dev);
 	dpdat_port_free(dev->port);	/* the device lets go of its mbufs */
 	rte_mempool_free(dev->zc_pool);
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);

@@ -134,21 +134,28 @@ pmtu_ok(uint16_t pmtu)
 int
 dpdat_qp_connect(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 {
-	const unsigned int hdrs = 20 + 8 + 12 + 16 + 4 + 4;	/* IP..ICRC */
 	struct dpdat_dev *dev;
-	uint64_t us;
 
 	if (qp == NULL || qp->magic != RC_MAGIC_QP)
 		return -EBADF;
 	dev = qp->dev;
-	if (r == NULL || !pmtu_ok(r->pmtu) || r->qpn > ROCE_QPN_MASK ||
-	    r->qpn < 2 || r->psn > ROCE_PSN_MASK || r->retry_cnt > 7 ||
-	    r->rnr_retry > 7 || r->timeout > 31 ||
-	    r->pmtu + hdrs > dev->port->mtu)
+	if (rc_qp_remote_check(qp, r) != 0)
 		return -EINVAL;
 	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != DPDAT_QPS_INIT)
 		return -EBUSY;
 	rc_lock_engine(dev);
+	rc_qp_set_remote(qp, r);
+	rc_unlock_engine(dev);
+	return 0;
+}
+
+/* Engine held, r checked: the QP takes its peer and goes to RTS. */
+void
+rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
+{
+	struct dpdat_dev *dev = qp->dev;
+	uint64_t us;
+
 	qp->dqpn = r->qpn;
 	qp->dip = r->ipv4;
 	qp->dmac = r->mac;
@@ -163,7 +170,18 @@ dpdat_qp_connect(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	qp->timeout_tsc = (uint64_t)((double)us * dev->tsc_hz / 1e6);
 	qp->epsn = r->psn;
 	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
-	rc_unlock_engine(dev);
+}
+
+int
+rc_qp_remote_check(const struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
+{
+	const unsigned int hdrs = 20 + 8 + 12 + 16 + 4 + 4;	/* IP..ICRC */
+
+	if (r == NULL || !pmtu_ok(r->pmtu) || r->qpn > ROCE_QPN_MASK ||
+	    r->qpn < 2 || r->psn > ROCE_PSN_MASK || r->retry_cnt > 7 ||
+	    r->rnr_retry > 7 || r->timeout > 31 ||
+	    r->pmtu + hdrs > qp->dev->port->mtu)
+		return -EINVAL;
 	return 0;
 }
 

@@ -202,6 +202,7 @@ struct dpdat_dev {
 	uint16_t n_tx;
 	uint64_t last_timer;
 	struct rte_mempool *zc_pool;	/* NULL: zero-copy transmit off */
+	struct cm_dev *cm;		/* connection manager (lib/cm) */
 };
 
 /* dev.c */
@@ -225,12 +226,24 @@ void rc_complete_recv(struct dpdat_qp *qp, const struct rc_rwqe *w,
 		      enum dpdat_wc_status status, enum dpdat_wr_opcode op,
 		      uint32_t len, const uint32_t *imm);
 void rc_qp_error(struct dpdat_qp *qp);
+int rc_qp_remote_check(const struct dpdat_qp *qp,
+		       const struct dpdat_qp_remote *r);
+void rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r);
 /* The QP breaks: WR idx (absolute SQ index) fails with status, the WRs
  * before it are flushed, the rest too; completions leave in order, each
  * zero-copy WR only once the device released its memory. */
 void rc_qp_fail(struct dpdat_qp *qp, uint32_t idx, enum dpdat_wc_status st);
 void rc_qp_flush(struct dpdat_qp *qp);
 void rc_pull_posted(struct dpdat_qp *qp);
+
+/* lib/cm: the connection manager's engine hooks */
+struct cm_dev;
+int cm_dev_create(struct dpdat_dev *dev);
+void cm_dev_free(struct dpdat_dev *dev);
+void cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
+	      const struct roce_bth *bth, unsigned int off,
+	      unsigned int paylen);
+void cm_progress(struct dpdat_dev *dev, uint64_t now);
 
 /* zc.c */
 void rc_zc_start(struct dpdat_qp *qp, struct rc_swqe *w);

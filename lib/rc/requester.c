@@ -282,7 +282,9 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 	       "send %u started %u tail %u", qp->qpn, qp->una, qp->psn,
 	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
 	       qp->sq_tail);
-	if (qp->retry_cnt != 7 && qp->retries_left-- == 0) {
+	/* as in IBTA: retry_cnt is a count (7 is seven), only the RNR retry
+	 * count has 7 for "without limit" */
+	if (qp->retries_left-- == 0) {
 		RC_LOG(NOTICE, "qp %u: retry count exceeded at psn %u",
 		       qp->qpn, qp->una);
 		rc_qp_fail(qp, qp->sq_head, DPDAT_WC_RETRY_EXC_ERR);

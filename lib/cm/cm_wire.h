@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_CM_WIRE_H
+#define DPDAT_CM_WIRE_H
+
+/* InfiniBand CM MADs (IBTA vol. 1, 12.6): a 24-byte MAD header and 232
+ * bytes of message, sent as a UD SEND to QP1 with the GSI Q_Key. Offsets
+ * below are within the 232 message bytes; fields are big-endian and some
+ * share a byte or a word, hence accessors rather than a packed struct. */
+
+#include <stdint.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+#define CM_MAD_LEN		256
+#define CM_HDR_LEN		24
+#define CM_MGMT_CLASS		0x07
+#define CM_CLASS_VERSION	2
+#define CM_METHOD_SEND		0x03
+
+#define CM_ATTR_REQ	0x0010
+#define CM_ATTR_MRA	0x0011
+#define CM_ATTR_REJ	0x0012
+#define CM_ATTR_REP	0x0013
+#define CM_ATTR_RTU	0x0014
+#define CM_ATTR_DREQ	0x0015
+#define CM_ATTR_DREP	0x0016
+
+/* REQ */
+#define REQ_LOCAL_ID	0
+#define REQ_SERVICE_ID	8
+#define REQ_CA_GUID	16
+#define REQ_QKEY	28
+#define REQ_QPN_RR	32	/* QPN:24 responder resources:8 */
+#define REQ_EECN_ID	36	/* EECN:24 initiator depth:8 */
+#define REQ_REECN_TO	40	/* remote EECN:24 remote CM timeout:5 TST:2 E2E:1 */
+#define REQ_PSN_TO	44	/* starting PSN:24 local CM timeout:5 retry:3 */
+#define REQ_PKEY	48
+#define REQ_MTU_RNR	50	/* path MTU:4 RDC:1 RNR retry:3 */
+#define REQ_MAXRETRY	51	/* max CM retries:4 SRQ:1 ext TST:3 */
+#define REQ_LID_L	52
+#define REQ_LID_R	54
+#define REQ_GID_L	56
+#define REQ_GID_R	72
+#define REQ_FLOW	88	/* flow label:20 rsvd:6 packet rate:6 */
+#define REQ_TCLASS	92
+#define REQ_HOPLIMIT	93
+#define REQ_SL		94	/* SL:4 subnet local:1 rsvd:3 */
+#define REQ_ACKTO	95	/* local ACK timeout:5 rsvd:3 */
+#define REQ_PDATA	140
+#define REQ_PDATA_LEN	92
+
+/* REP */
+#define REP_LOCAL_ID	0
+#define REP_REMOTE_ID	4
+#define REP_QKEY	8
+#define REP_QPN		12	/* QPN:24 rsvd:8 */
+#define REP_PSN		20	/* starting PSN:24 rsvd:8 */
+#define REP_RR		24
+#define REP_ID		25
+#define REP_TAD		26	/* target ACK delay:5 failover:2 E2E:1 */
+#define REP_RNR		27	/* RNR retry:3 SRQ:1 rsvd:4 */
+#define REP_CA_GUID	28
+#define REP_PDATA	36
+#define REP_PDATA_LEN	196
+
+/* RTU, DREP */
+#define RTU_LOCAL_ID	0
+#define RTU_REMOTE_ID	4
+#define RTU_PDATA	8
+#define RTU_PDATA_LEN	224
+
+/* REJ */
+#define REJ_LOCAL_ID	0
+#define REJ_REMOTE_ID	4
+#define REJ_MSG		8	/* message rejected:2 rsvd:6 (0 REQ, 1 REP) */
+#define REJ_INFO_LEN	9
+#define REJ_REASON	10
+#define REJ_PDATA	84
+#define REJ_PDATA_LEN	148
+
+/* DREQ */
+#define DREQ_LOCAL_ID	0
+#define DREQ_REMOTE_ID	4
+#define DREQ_QPN	8
+#define DREQ_PDATA	12
+#define DREQ_PDATA_LEN	220
+
+static inline uint32_t
+cm_get32(const uint8_t *p, unsigned int off)
+{
+	uint32_t v;
+
+	memcpy(&v, p + off, 4);
+	return rte_be_to_cpu_32(v);
+}
+
+static inline void
+cm_put32(uint8_t *p, unsigned int off, uint32_t v)
+{
+	v = rte_cpu_to_be_32(v);
+	memcpy(p + off, &v, 4);
+}
+
+static inline uint64_t
+cm_get64(const uint8_t *p, unsigned int off)
+{
+	uint64_t v;
+
+	memcpy(&v, p + off, 8);
+	return rte_be_to_cpu_64(v);
+}
+
+static inline void
+cm_put64(uint8_t *p, unsigned int off, uint64_t v)
+{
+	v = rte_cpu_to_be_64(v);
+	memcpy(p + off, &v, 8);
+}
+
+/* Path MTU encoding: 1 = 256 ... 5 = 4096 */
+static inline uint8_t
+cm_mtu_enc(uint16_t mtu)
+{
+	uint8_t e = 1;
+
+	while ((256u << (e - 1)) < mtu && e < 5)
+		e++;
+	return e;
+}
+
+static inline uint16_t
+cm_mtu_dec(uint8_t e)
+{
+	return e >= 1 && e <= 5 ? (uint16_t)(256u << (e - 1)) : 0;
+}
+
+#endif /* DPDAT_CM_WIRE_H */

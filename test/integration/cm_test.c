@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Connection management between two processes over memif (no out-of-band
+ * exchange at all: the client knows only the server's address and service).
+ *   cm_test server|client <socket> <mode> [cycles]
+ * modes: basic (connect, accept, private data both ways, traffic, orderly
+ * disconnect), reject, nolistener, cycles (N connect/disconnect rounds with
+ * leak counters), flush (disconnect while WRITEs are in flight), death (the
+ * server dies; the client sees BROKEN in time).
+ */
+
+#include <arpa/inet.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_mempool.h>
+
+#include <dpdat/dpdat_cm.h>
+
+#include "harness.h"
+#include "port_priv.h"
+
+#define SERVICE 0x4791
+#define MEM (1 << 20)
+
+static struct dpdat_dev *dev;
+static struct dpdat_pz *pz;
+static struct dpdat_cq *cq;
+static struct dpdat_cm_eq *eq;
+static struct dpdat_lmr *lmr;
+static uint8_t *mem;
+static uint32_t key;
+static const char *mode;
+
+static const uint8_t req_pd[DPDAT_CM_REQ_PDATA_MAX] = "request private data\0with a NUL inside";
+static const uint8_t rep_pd[] = "reply private data from the server";
+static const uint8_t rej_pd[] = "not today";
+
+static struct dpdat_qp *
+new_qp(void)
+{
+	struct dpdat_qp_conf qc = { .pz = pz, .send_cq = cq, .recv_cq = cq,
+				    .max_send_wr = 512, .max_recv_wr = 64 };
+	struct dpdat_qp *qp = dpdat_qp_create(dev, &qc);
+
+	if (qp == NULL)
+		H_FAIL("qp_create");
+	return qp;
+}
+
+static struct dpdat_cm_event
+expect(enum dpdat_cm_event_type type, double secs)
+{
+	struct dpdat_cm_event ev;
+
+	if (dpdat_cm_eq_wait(eq, &ev, (int)(secs * 1000)) != 1)
+		H_FAIL("no CM event %d within %.1f s", type, secs);
+	if (ev.type != type)
+		H_FAIL("CM event %d, want %d (reason %u)", ev.type, type,
+		       ev.reason);
+	return ev;
+}
+
+static void
+post1(struct dpdat_qp *qp, enum dpdat_wr_opcode op, uint64_t id,
+      uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct dpdat_sge sge = { (uintptr_t)mem + off, len, key };
+	struct dpdat_send_wr wr = { .wr_id = id, .opcode = op,
+		.flags = DPDAT_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1,
+		.remote_addr = raddr, .rkey = rkey };
+
+	if (dpdat_post_send(qp, &wr) != 0)
+		H_FAIL("post_send");
+}
+
+static void
+recv1(struct dpdat_qp *qp, uint32_t off)
+{
+	struct dpdat_sge sge = { (uintptr_t)mem + off, 4096, key };
+	struct dpdat_recv_wr wr = { .wr_id = off, .sg_list = &sge,
+				    .num_sge = 1 };
+
+	if (dpdat_post_recv(qp, &wr) != 0)
+		H_FAIL("post_recv");
+}
+
+static struct dpdat_wc
+wc1(void)
+{
+	struct dpdat_wc wc;
+
+	if (h_wait(cq, &wc, 10) != 0)
+		H_FAIL("no completion");
+	return wc;
+}
+
+/* ---- server ---- */
+
+static void
+server(void)
+{
+	struct dpdat_cm_listener *l = dpdat_cm_listen(dev, SERVICE, eq);
+	struct dpdat_cm_event ev;
+	struct dpdat_qp *qp;
+	struct dpdat_wc wc;
+	int rounds = 0;
+
+	if (l == NULL)
+		H_FAIL("listen");
+	/* our address and memory for the client's WRITEs, in a SEND later */
+	for (;;) {
+		if (dpdat_cm_eq_wait(eq, &ev, 30000) != 1)
+			H_FAIL("server: no event in 30 s");
+		switch (ev.type) {
+		case DPDAT_CM_CONNECT_REQUEST:
+			if (memcmp(ev.private_data, req_pd, sizeof(req_pd)))
+				H_FAIL("REQ private data differs");
+			if (strcmp(mode, "reject") == 0) {
+				if (dpdat_cm_reject(ev.conn, rej_pd,
+						    sizeof(rej_pd)) != 0)
+					H_FAIL("reject");
+				dpdat_cm_conn_free(ev.conn);
+				goto out;
+			}
+			qp = new_qp();
+			for (int k = 0; k < 64; k++)
+				recv1(qp, (uint32_t)k * 4096);
+			if (dpdat_cm_accept(ev.conn, qp, rep_pd,
+					    sizeof(rep_pd), eq) != 0)
+				H_FAIL("accept");
+			break;
+		case DPDAT_CM_ESTABLISHED:
+			rounds++;
+			if (strcmp(mode, "death") == 0) {
+				double t0 = h_now();
+
+				while (h_now() - t0 < 0.3)
+					dpdat_dev_progress(dev);
+				printf("server: dying now\n");
+				fflush(stdout);
+				kill(getpid(), SIGKILL);
+			}
+			break;
+		case DPDAT_CM_DISCONNECTED:
+			qp = dpdat_cm_conn_qp(ev.conn);
+			/* everything pending was flushed to the CQ */
+			while (dpdat_cq_poll(cq, &wc, 1) == 1)
+				if (wc.status != DPDAT_WC_SUCCESS &&
+				    wc.status != DPDAT_WC_WR_FLUSH_ERR)
+					H_FAIL("status %d", wc.status);
+			if (dpdat_cm_conn_free(ev.conn) != 0 ||
+			    dpdat_qp_free(qp) != 0)
+				H_FAIL("server teardown");
+			if (ev.private_data[0] == 'E')	/* "END" */
+				goto out;
+			break;
+		default:
+			H_FAIL("server: event %d", ev.type);
+		}
+	}
+out:
+	printf("server: %d connections served\n", rounds);
+	dpdat_cm_listen_free(l);
+}
+
+/* ---- client ---- */
+
+static struct dpdat_cm_conn *
+connect_once(struct dpdat_qp *qp, uint64_t service, int want_ok)
+{
+	struct dpdat_cm_conn *c;
+	struct dpdat_cm_event ev;
+	uint32_t ip;
+
+	inet_pton(AF_INET, "198.18.0.1", &ip);
+	c = dpdat_cm_connect(qp, ip, service, req_pd, sizeof(req_pd), eq);
+	if (c == NULL)
+		H_FAIL("cm_connect");
+	if (!want_ok)
+		return c;
+	ev = expect(DPDAT_CM_ESTABLISHED, 10);
+	if (ev.conn != c || memcmp(ev.private_data, rep_pd, sizeof(rep_pd)))
+		H_FAIL("REP private data differs");
+	return c;
+}
+
+static void
+disconnect(struct dpdat_cm_conn *c, struct dpdat_qp *qp, const char *pd)
+{
+	struct dpdat_cm_event ev;
+
+	if (dpdat_cm_disconnect(c, pd, (uint16_t)strlen(pd) + 1) != 0)
+		H_FAIL("disconnect");
+	ev = expect(DPDAT_CM_DISCONNECTED, 10);
+	if (ev.conn != c)
+		H_FAIL("DISCONNECTED for another connection");
+	if (dpdat_cm_conn_free(c) != 0 || dpdat_qp_free(qp) != 0)
+		H_FAIL("client teardown");
+}
+
+static void
+traffic(struct dpdat_qp *qp)
+{
+	struct dpdat_wc wc;
+
+	/* a SEND into the receive the server posted before accepting */
+	memcpy(mem, "over a CM-made connection", 26);
+	post1(qp, DPDAT_WR_SEND, 1, 0, 26, 0, 0);
+	wc = wc1();
+	if (wc.status != DPDAT_WC_SUCCESS)
+		H_FAIL("SEND status %d", wc.status);
+}
+
+static void
+client(int cycles)
+{
+	struct dpdat_port *port = dpdat_dev_port(dev);
+	struct dpdat_cm_event ev;
+	struct dpdat_cm_conn *c;
+	struct dpdat_qp *qp;
+	unsigned int mbufs0, ctx0;
+	double t0;
+
+	if (strcmp(mode, "nolistener") == 0) {
+		qp = new_qp();
+		c = connect_once(qp, 0x9999, 0);
+		ev = expect(DPDAT_CM_REJECTED, 10);
+		if (ev.reason != DPDAT_CM_REJ_INVALID_SERVICE)
+			H_FAIL("reject reason %u", ev.reason);
+		printf("client: nobody listens on 0x9999: rejected, reason %u\n",
+		       ev.reason);
+		dpdat_cm_conn_free(c);
+		dpdat_qp_free(qp);
+		qp = new_qp();	/* tell the server to stop */
+		c = connect_once(qp, SERVICE, 1);
+		disconnect(c, qp, "END");
+		return;
+	}
+	if (strcmp(mode, "reject") == 0) {
+		qp = new_qp();
+		c = connect_once(qp, SERVICE, 0);
+		ev = expect(DPDAT_CM_REJECTED, 10);
+		if (ev.reason != DPDAT_CM_REJ_CONSUMER ||
+		    memcmp(ev.private_data, rej_pd, sizeof(rej_pd)))
+			H_FAIL("reject reason %u or private data", ev.reason);
+		printf("client: rejected by the server (reason %u, \"%s\")\n",
+		       ev.reason, (char *)ev.private_data);
+		dpdat_cm_conn_free(c);
+		dpdat_qp_free(qp);
+		return;	/* the server stops after one reject (SIGTERM) */
+	}
+	if (strcmp(mode, "death") == 0) {
+		/* SENDs into the server's receives until it dies; then the QP
+		 * runs out of retries and the connection is reported broken */
+		uint64_t n = 0;
+
+		qp = new_qp();
+		c = connect_once(qp, SERVICE, 1);
+		t0 = h_now();
+		for (;;) {
+			struct dpdat_wc wc;
+
+			if (n < 32)
+				post1(qp, DPDAT_WR_SEND, n++, 0, 64, 0, 0);
+			if (dpdat_cq_poll(cq, &wc, 1) == 1 &&
+			    wc.status == DPDAT_WC_SUCCESS)
+				n--;
+			if (dpdat_cm_eq_poll(eq, &ev) == 1)
+				break;
+			if (h_now() - t0 > 10)
+				H_FAIL("no event 10 s after connecting");
+		}
+		if (ev.type != DPDAT_CM_BROKEN || ev.conn != c)
+			H_FAIL("event %d, want BROKEN", ev.type);
+		printf("client: BROKEN %.2f s after connecting (the server "
+		       "dies after 0.3 s)\n", h_now() - t0);
+		dpdat_cm_conn_free(c);
+		dpdat_qp_free(qp);
+		return;
+	}
+	if (strcmp(mode, "flush") == 0) {
+		/* disconnect while work is pending: everything completes, in
+		 * order, once; what had not been answered is flushed */
+		struct dpdat_wc wc;
+		int got = 0, flushed = 0;
+
+		qp = new_qp();
+		c = connect_once(qp, SERVICE, 1);
+		for (int k = 0; k < 256; k++)	/* 64 receives wait there */
+			post1(qp, DPDAT_WR_SEND, (uint64_t)k, 0, 4096, 0, 0);
+		for (int k = 0; k < 20; k++)
+			dpdat_dev_progress(dev);
+		if (dpdat_cm_disconnect(c, "END", 4) != 0)
+			H_FAIL("disconnect");
+		while (got < 256) {
+			if (h_wait(cq, &wc, 10) != 0)
+				H_FAIL("%d of 256 completions", got);
+			if (wc.wr_id != (uint64_t)got)
+				H_FAIL("completion %lu out of order",
+				       (unsigned long)wc.wr_id);
+			if (wc.status == DPDAT_WC_WR_FLUSH_ERR)
+				flushed++;
+			else if (wc.status != DPDAT_WC_SUCCESS || flushed)
+				H_FAIL("status %d after %d flushed", wc.status,
+				       flushed);
+			got++;
+		}
+		ev = expect(DPDAT_CM_DISCONNECTED, 10);
+		printf("client: 256 SENDs: %d done, %d flushed by the "
+		       "disconnect, in order\n", 256 - flushed, flushed);
+		if (flushed == 0)
+			H_FAIL("nothing was pending?");
+		dpdat_cm_conn_free(c);
+		dpdat_qp_free(qp);
+		return;
+	}
+	mbufs0 = rte_mempool_in_use_count(port->pool);
+	ctx0 = dpdat_mr_domain_count(dpdat_dev_domain(dev));
+	t0 = h_now();
+	for (int i = 0; i < cycles; i++) {
+		qp = new_qp();
+		c = connect_once(qp, SERVICE, 1);
+		if (i == 0)
+			traffic(qp);
+		disconnect(c, qp, i + 1 == cycles ? "END" : "bye");
+		if (cycles > 10 && (i + 1) % (cycles / 10) == 0)
+			printf("client: %d connect/disconnect cycles (%.1f s)\n",
+			       i + 1, h_now() - t0);
+	}
+	for (int i = 0; i < 200; i++)
+		dpdat_dev_progress(dev);
+	printf("client: mbufs in use %u -> %u, contexts %u -> %u\n", mbufs0,
+	       rte_mempool_in_use_count(port->pool), ctx0,
+	       dpdat_mr_domain_count(dpdat_dev_domain(dev)));
+	if (rte_mempool_in_use_count(port->pool) > mbufs0 ||
+	    dpdat_mr_domain_count(dpdat_dev_domain(dev)) != ctx0)
+		H_FAIL("leak");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct dpdat_lmr_info li;
+	int server_role;
+
+	if (argc < 4)
+		H_FAIL("usage: cm_test server|client <socket> <mode> [cycles]");
+	server_role = strcmp(argv[1], "server") == 0;
+	mode = argv[3];
+	dev = h_open(server_role, argv[2], 1500, DPDAT_PROGRESS_INLINE);
+	pz = dpdat_pz_create(dpdat_dev_domain(dev));
+	cq = dpdat_cq_create(dev, 4096);
+	eq = dpdat_cm_eq_create(dev, 256);
+	mem = dpdat_mem_alloc(MEM, 4096, -1);
+	d.virt.addr = mem;
+	d.virt.length = MEM;
+	lmr = dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL);
+	if (!pz || !cq || !eq || !lmr)
+		H_FAIL("setup");
+	dpdat_lmr_query(lmr, &li);
+	key = li.lmr_context;
+	if (server_role)
+		server();
+	else
+		client(argc > 4 ? atoi(argv[4]) : 1);
+	for (int i = 0; i < 200; i++)
+		dpdat_dev_progress(dev);
+	return 0;
+}
