@@ -386,7 +386,8 @@ send_rep(struct dpdat_cm_conn *c)
 	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
 }
 
-/* RTU, DREP and DREQ: ids, then (DREQ) the peer's QPN, then private data */
+/* RTU, DREP, DREQ and MRA: ids, then (DREQ) the peer's QPN, (MRA) what is
+ * acknowledged and for how long, then private data */
 static void
 send_simple(struct dpdat_cm_conn *c, uint16_t attr)
 {
@@ -397,7 +398,11 @@ send_simple(struct dpdat_cm_conn *c, uint16_t attr)
 		return;
 	cm_put32(p, 0, c->local_id);
 	cm_put32(p, 4, c->remote_id);
-	if (attr == CM_ATTR_DREQ) {
+	if (attr == CM_ATTR_MRA) {
+		/* message MRAed: 0 = REQ; service timeout 22 (16.8 s) */
+		p[MRA_MSG] = 0;
+		p[MRA_TIMEOUT] = 22 << 3;
+	} else if (attr == CM_ATTR_DREQ) {
 		cm_put32(p, DREQ_QPN, c->remote.qpn << 8);
 		memcpy(p + DREQ_PDATA, c->pdata,
 		       RTE_MIN(c->plen, DREQ_PDATA_LEN));
@@ -514,10 +519,10 @@ conn_timer(struct dpdat_cm_conn *c, uint64_t now)
 	transmit(c);
 	c->tries++;
 	c->next_tsc = now + c->cm->retry_tsc;
-	/* RTU, DREP and REJ are answers: sent once, again only when the peer
-	 * asks again (duplicate REP, DREQ or REQ) */
+	/* RTU, DREP, REJ and MRA are answers: sent once, again only when the
+	 * peer asks again (duplicate REP, DREQ or REQ) */
 	if (c->pending == CM_ATTR_RTU || c->pending == CM_ATTR_DREP ||
-	    c->pending == CM_ATTR_REJ)
+	    c->pending == CM_ATTR_REJ || c->pending == CM_ATTR_MRA)
 		c->pending = 0;
 }
 
@@ -585,9 +590,12 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 
 	TAILQ_FOREACH(c, &cm->conns, next)
 		if (!c->active && c->remote_id == rid && c->peer_ip == ip) {
-			/* a duplicate: answer again if we did */
+			/* a duplicate: answer again if we did; if the
+			 * consumer is still deciding, say so (MRA) */
 			if (c->state == CS_REP_SENT)
 				schedule(c, CM_ATTR_REP);
+			else if (c->state == CS_REQ_RCVD)
+				schedule(c, CM_ATTR_MRA);
 			return;
 		}
 	TAILQ_FOREACH(l, &cm->listeners, next)
@@ -620,6 +628,20 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 	c->remote.mac = *mac;
 	post_event(l->eq, DPDAT_CM_CONNECT_REQUEST, c, l, p + REQ_PDATA,
 		   REQ_PDATA_LEN, 0);
+}
+
+/* The peer got our REQ and needs time: keep waiting, without resending,
+ * as long as it keeps saying so (each duplicate REQ gets a fresh MRA). */
+static void
+on_mra(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
+{
+	struct dpdat_cm_conn *c = find_conn(cm, cm_get32(p, RTU_REMOTE_ID),
+					    ip);
+
+	if (c == NULL || !c->active || c->state != CS_REQ_SENT)
+		return;
+	c->tries = 0;
+	c->next_tsc = rte_get_tsc_cycles() + 10 * c->cm->retry_tsc;
 }
 
 static void
@@ -765,7 +787,10 @@ cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
 	case CM_ATTR_DREP:
 		on_drep(cm, mad + CM_HDR_LEN, ip->src_addr);
 		break;
-	default:	/* MRA, LAP, APR, SIDR: not spoken */
+	case CM_ATTR_MRA:
+		on_mra(cm, mad + CM_HDR_LEN, ip->src_addr);
+		break;
+	default:	/* LAP, APR, SIDR: not spoken */
 		break;
 	}
 	pthread_mutex_unlock(&cm->lock);

@@ -82,6 +82,10 @@
 #define REJ_PDATA	84
 #define REJ_PDATA_LEN	148
 
+/* MRA */
+#define MRA_MSG		8	/* message MRAed:2 rsvd:6 */
+#define MRA_TIMEOUT	9	/* service timeout:5 rsvd:3 */
+
 /* DREQ */
 #define DREQ_LOCAL_ID	0
 #define DREQ_REMOTE_ID	4

@@ -127,8 +127,16 @@ server(void)
 				dpdat_cm_conn_free(ev.conn);
 				goto out;
 			}
+			if (strcmp(mode, "slow") == 0) {
+				/* think it over for longer than the peer's
+				 * REQ retries last: MRA keeps it waiting */
+				double t0 = h_now();
+
+				while (h_now() - t0 < 2.5)
+					dpdat_dev_progress(dev);
+			}
 			qp = new_qp();
-			for (int k = 0; k < 64; k++)
+			for (int k = 0; k < (strcmp(mode, "many") ? 64 : 1); k++)
 				recv1(qp, (uint32_t)k * 4096);
 			if (dpdat_cm_accept(ev.conn, qp, rep_pd,
 					    sizeof(rep_pd), eq) != 0)
@@ -283,6 +291,57 @@ client(int cycles)
 		dpdat_qp_free(qp);
 		return;
 	}
+	if (strcmp(mode, "unreachable") == 0) {
+		uint32_t nobody;
+
+		inet_pton(AF_INET, "198.18.0.99", &nobody);
+		qp = new_qp();
+		t0 = h_now();
+		c = dpdat_cm_connect(qp, nobody, SERVICE, NULL, 0, eq);
+		ev = expect(DPDAT_CM_UNREACHABLE, 10);
+		printf("client: 198.18.0.99 unreachable after %.2f s\n",
+		       h_now() - t0);
+		dpdat_cm_conn_free(c);
+		dpdat_qp_free(qp);
+		qp = new_qp();	/* tell the server to stop */
+		c = connect_once(qp, SERVICE, 1);
+		disconnect(c, qp, "END");
+		return;
+	}
+	if (strcmp(mode, "many") == 0) {
+		/* 256 connections up at once, then all torn down */
+		static struct dpdat_cm_conn *cs[256];
+		static struct dpdat_qp *qs[256];
+		uint32_t ip;
+		int up = 0;
+
+		inet_pton(AF_INET, "198.18.0.1", &ip);
+		t0 = h_now();
+		for (int k = 0; k < 256; k++) {
+			qs[k] = new_qp();
+			cs[k] = dpdat_cm_connect(qs[k], ip, SERVICE, req_pd,
+						 sizeof(req_pd), eq);
+			if (cs[k] == NULL)
+				H_FAIL("connect %d", k);
+		}
+		while (up < 256) {
+			ev = expect(DPDAT_CM_ESTABLISHED, 20);
+			up++;
+		}
+		printf("client: 256 connections established in %.2f s\n",
+		       h_now() - t0);
+		for (int k = 0; k < 256; k++)
+			if (dpdat_cm_disconnect(cs[k], k == 255 ? "END" : "x",
+						k == 255 ? 4 : 2) != 0)
+				H_FAIL("disconnect %d", k);
+		for (int k = 0; k < 256; k++)
+			expect(DPDAT_CM_DISCONNECTED, 20);
+		for (int k = 0; k < 256; k++)
+			if (dpdat_cm_conn_free(cs[k]) != 0 ||
+			    dpdat_qp_free(qs[k]) != 0)
+				H_FAIL("teardown %d", k);
+		return;
+	}
 	if (strcmp(mode, "flush") == 0) {
 		/* disconnect while work is pending: everything completes, in
 		 * order, once; what had not been answered is flushed */
@@ -317,6 +376,17 @@ client(int cycles)
 			H_FAIL("nothing was pending?");
 		dpdat_cm_conn_free(c);
 		dpdat_qp_free(qp);
+		return;
+	}
+	if (strcmp(mode, "slow") == 0) {
+		qp = new_qp();
+		t0 = h_now();
+		c = connect_once(qp, SERVICE, 1);
+		printf("client: established after %.2f s (the server took "
+		       "2.5 s to accept; MRA kept us waiting)\n", h_now() - t0);
+		if (h_now() - t0 < 2.4)
+			H_FAIL("too early");
+		disconnect(c, qp, "END");
 		return;
 	}
 	mbufs0 = rte_mempool_in_use_count(port->pool);
