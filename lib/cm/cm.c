@@ -497,6 +497,15 @@ conn_timer(struct dpdat_cm_conn *c, uint64_t now)
 		}
 		return;
 	}
+	/* the RTU was lost but traffic arrives: the peer is established
+	 * (IBTA's "communication established") */
+	if (c->state == CS_REP_SENT && c->qp != NULL &&
+	    c->qp->st.rx_pkts != 0) {
+		c->state = CS_ESTABLISHED;
+		c->pending = 0;
+		post_event(c->eq, DPDAT_CM_ESTABLISHED, c, NULL, NULL, 0, 0);
+		return;
+	}
 	/* an established QP that broke (peer gone, retries exhausted) */
 	if (c->state == CS_ESTABLISHED && c->qp != NULL &&
 	    __atomic_load_n(&c->qp->state, __ATOMIC_ACQUIRE) ==
@@ -716,8 +725,12 @@ on_dreq(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 
 	if (c == NULL)
 		return;
-	if (c->state == CS_ESTABLISHED || c->state == CS_DREQ_SENT ||
-	    c->state == CS_REP_SENT) {
+	if (c->state == CS_REP_SENT) {
+		/* our RTU never came, but the peer acts established */
+		c->state = CS_ESTABLISHED;
+		post_event(c->eq, DPDAT_CM_ESTABLISHED, c, NULL, NULL, 0, 0);
+	}
+	if (c->state == CS_ESTABLISHED || c->state == CS_DREQ_SENT) {
 		if (c->qp != NULL)
 			rc_qp_error(c->qp);	/* engine held: flush */
 		c->plen = 0;
