@@ -2,6 +2,7 @@
  * Copyright (c) 2026 The dpdat authors
  */
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -114,6 +115,25 @@ pair_swap(struct pair *p, const char *mine, char *theirs, size_t len)
 	return 0;
 }
 
+#define PAIR_SERVICE 7471
+
+struct pair_region {	/* the private data both ways */
+	uint64_t addr;
+	uint32_t rkey;
+} __attribute__((packed));
+
+static int
+pair_event(struct pair *p, enum dpdat_cm_event_type type,
+	   struct dpdat_cm_event *ev)
+{
+	if (dpdat_cm_eq_wait(p->eq, ev, 10000) != 1 || ev->type != type) {
+		fprintf(stderr, "%s: CM event %d, wanted %d\n", p->name,
+			ev->type, type);
+		return -1;
+	}
+	return 0;
+}
+
 int
 pair_qp(struct pair *p, struct dpdat_cq *cq, uint16_t pmtu, uint64_t addr,
 	uint32_t rkey, struct dpdat_qp **qpp, uint64_t *peer_addr,
@@ -121,37 +141,61 @@ pair_qp(struct pair *p, struct dpdat_cq *cq, uint16_t pmtu, uint64_t addr,
 {
 	struct dpdat_qp_conf qc = { .pz = p->pz, .send_cq = cq, .recv_cq = cq,
 				    .max_send_wr = 256, .max_recv_wr = 256 };
-	struct dpdat_qp_remote r = { .pmtu = pmtu, .retry_cnt = 7,
-				     .rnr_retry = 7, .timeout = 14 };
-	struct dpdat_port_info pi;
-	struct dpdat_qp_info qi;
-	unsigned int m[6];
-	unsigned long a;
-	char mine[256], theirs[256];
+	struct pair_region mine = { addr, rkey }, theirs;
+	struct dpdat_cm_event ev;
 	struct dpdat_qp *qp;
+	char line[16];
+	uint32_t ip;
 
+	(void)pmtu;	/* the CM agrees on the path MTU of the port */
 	qp = dpdat_qp_create(p->dev, &qc);
-	if (qp == NULL)
+	p->eq = dpdat_cm_eq_create(p->dev, 16);
+	if (qp == NULL || p->eq == NULL)
 		return -1;
-	dpdat_qp_query(qp, &qi);
-	dpdat_port_query(dpdat_dev_port(p->dev), &pi);
-	snprintf(mine, sizeof(mine), "%u %u %u %u %u %u %u %u %u %lu %u",
-		 qi.qpn, qi.sq_psn, pi.ipv4, pi.mac.addr_bytes[0],
-		 pi.mac.addr_bytes[1], pi.mac.addr_bytes[2],
-		 pi.mac.addr_bytes[3], pi.mac.addr_bytes[4],
-		 pi.mac.addr_bytes[5], (unsigned long)addr, rkey);
-	if (pair_swap(p, mine, theirs, sizeof(theirs)) != 0 ||
-	    sscanf(theirs, "%u %u %u %u %u %u %u %u %u %lu %u", &r.qpn, &r.psn,
-		   &r.ipv4, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5], &a,
-		   peer_rkey) != 11)
-		return -1;
-	for (int i = 0; i < 6; i++)
-		r.mac.addr_bytes[i] = (uint8_t)m[i];
-	*peer_addr = a;
-	if (dpdat_qp_connect(qp, &r) != 0)
-		return -1;
+	if (p->server) {
+		p->listener = dpdat_cm_listen(p->dev, PAIR_SERVICE, p->eq);
+		if (p->listener == NULL ||
+		    pair_swap(p, "listening", line, sizeof(line)) != 0 ||
+		    pair_event(p, DPDAT_CM_CONNECT_REQUEST, &ev) != 0)
+			return -1;
+		memcpy(&theirs, ev.private_data, sizeof(theirs));
+		p->conn = ev.conn;
+		if (dpdat_cm_accept(p->conn, qp, &mine, sizeof(mine),
+				    p->eq) != 0 ||
+		    pair_event(p, DPDAT_CM_ESTABLISHED, &ev) != 0)
+			return -1;
+	} else {
+		inet_pton(AF_INET, "198.18.0.1", &ip);
+		if (pair_swap(p, "connecting", line, sizeof(line)) != 0)
+			return -1;
+		p->conn = dpdat_cm_connect(qp, ip, PAIR_SERVICE, &mine,
+					   sizeof(mine), p->eq);
+		if (p->conn == NULL ||
+		    pair_event(p, DPDAT_CM_ESTABLISHED, &ev) != 0)
+			return -1;
+		memcpy(&theirs, ev.private_data, sizeof(theirs));
+	}
+	*peer_addr = theirs.addr;
+	*peer_rkey = theirs.rkey;
 	*qpp = qp;
 	return 0;
+}
+
+/* Orderly end of the connection: the client disconnects, both wait for
+ * DISCONNECTED. Before the QP is freed. */
+void
+pair_disconnect(struct pair *p)
+{
+	struct dpdat_cm_event ev;
+
+	if (p->conn == NULL)
+		return;
+	if (!p->server)
+		dpdat_cm_disconnect(p->conn, NULL, 0);
+	if (dpdat_cm_eq_wait(p->eq, &ev, 5000) == 1 &&
+	    ev.type == DPDAT_CM_DISCONNECTED)
+		dpdat_cm_conn_free(p->conn);
+	p->conn = NULL;
 }
 
 int
@@ -172,6 +216,10 @@ pair_finish(struct pair *p, int status)
 	close(p->rd);
 	close(p->wr);
 	/* stop polling and close the port before the process goes */
+	if (p->listener != NULL)
+		dpdat_cm_listen_free(p->listener);
+	if (p->eq != NULL)
+		dpdat_cm_eq_free(p->eq);
 	if (p->pz != NULL)
 		dpdat_pz_free(p->pz);
 	if (p->dev != NULL && dpdat_dev_close(p->dev) == 0)

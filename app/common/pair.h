@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include <dpdat/dpdat.h>
+#include <dpdat/dpdat_cm.h>
 #include <dpdat/dpdat_qp.h>
 
 struct pair {
@@ -25,6 +26,9 @@ struct pair {
 	char sock[64];
 	struct dpdat_dev *dev;
 	struct dpdat_pz *pz;
+	struct dpdat_cm_eq *eq;		/* connection events */
+	struct dpdat_cm_listener *listener;
+	struct dpdat_cm_conn *conn;
 };
 
 struct pair_conf {
@@ -38,12 +42,17 @@ int pair_fork(struct pair *p, const struct pair_conf *c);
 /* Send our line (< 240 chars), receive the peer's. 0 or -1. */
 int pair_swap(struct pair *p, const char *mine, char *theirs, size_t len);
 
-/* A QP and its CQ, connected to the peer's through pair_swap(); the line
- * also carries (addr, rkey) of a region so each side can target the other.
- * Returns 0 or -1. */
+/* A QP on cq connected to the peer's in band with the connection manager:
+ * the server listens, the client connects to 198.18.0.1; the REQ and REP
+ * private data carry (addr, rkey) of a region so each side can target the
+ * other. Returns 0 or -1. */
 int pair_qp(struct pair *p, struct dpdat_cq *cq, uint16_t pmtu,
 	    uint64_t addr, uint32_t rkey, struct dpdat_qp **qp,
 	    uint64_t *peer_addr, uint32_t *peer_rkey);
+
+/* End the connection in band (client: DREQ; both: wait DISCONNECTED);
+ * call before freeing the QP. */
+void pair_disconnect(struct pair *p);
 
 /* Tear down the device and EAL; the server waits for the client. Returns
  * the process exit status to use. */

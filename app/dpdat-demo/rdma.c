@@ -107,6 +107,7 @@ server(struct pair *p, struct dpdat_cq *cq, uint8_t *buf, uint32_t key)
 	       (char *)(buf + 2 * LEN));
 	pair_swap(p, "stream", line, sizeof(line));	/* client streams */
 	pair_swap(p, "done", line, sizeof(line));
+	pair_disconnect(p);
 	dpdat_qp_free(qp);
 	return 0;
 }
@@ -195,6 +196,7 @@ client(struct pair *p, struct dpdat_cq *cq, uint8_t *buf, uint32_t key)
 	       (unsigned long)st.tx_pkts, (unsigned long)st.rx_pkts,
 	       (unsigned long)st.retransmits);
 	pair_swap(p, "done", line, sizeof(line));
+	pair_disconnect(p);
 	dpdat_qp_free(qp);
 	return 0;
 }
@@ -212,7 +214,8 @@ demo_rdma(void)
 	uint8_t *buf;
 	int ret;
 
-	printf("\n== two processes over a memif link: RDMA WRITE, READ, SEND\n");
+	printf("\n== two processes over a memif link: connect (IB CM), RDMA WRITE, "
+	       "READ, SEND\n");
 	if (pair_fork(&p, &pc) != 0)
 		return 1;
 	buf = dpdat_mem_alloc(3 * LEN, 4096, -1);
@@ -230,6 +233,8 @@ demo_rdma(void)
 	       p.name, p.server ? 1 : 2, dpdat_mem_kind_str(li.kind));
 	ret = p.server ? server(&p, cq, buf, li.lmr_context) :
 			 client(&p, cq, buf, li.lmr_context);
+	if (ret != 0)
+		pair_disconnect(&p);
 	dpdat_cq_free(cq);
 	dpdat_lmr_free(lmr);
 	dpdat_mem_free(buf);

@@ -215,6 +215,7 @@ main(int argc, char **argv)
 			o.iters);
 	lat(&p, qp, cq, buf, li.lmr_context, pa, pk, &r);
 	pair_swap(&p, "done", line, sizeof(line));
+	pair_disconnect(&p);
 	if (!p.server) {
 		printf("dpdat WRITE bw  %u B: %.1f MiB/s, %.2f Gb/s, %.3f Mpps "
 		       "(PMTU %u)\n", o.size, r.mib_s, r.gbit_s, r.mpps, o.pmtu);

@@ -29,6 +29,7 @@
 #include <rte_errno.h>
 
 #include <dpdat/dpdat.h>
+#include <dpdat/dpdat_cm.h>
 #include <dpdat/dpdat_qp.h>
 
 #define MAX_QPS 8
@@ -62,6 +63,7 @@ static struct {
 	const char *fault;
 	int retry;
 	int expect_zc;
+	int oob;	/* connect out of band (explicit PMTU, retry count) */
 } o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500 };
 
 static struct dpdat_dev *dev;
@@ -218,6 +220,91 @@ exchange(void)
 	fclose(f);
 }
 
+/* In band (the default): the connection manager connects each QP; the
+ * REQ and REP private data carry each side's buffer address and key. */
+struct region_pd {
+	uint64_t addr;
+	uint32_t rkey;
+} __attribute__((packed));
+
+static void
+cm_connect_all(void)
+{
+	struct dpdat_cm_eq *eq = dpdat_cm_eq_create(dev, 64);
+	struct dpdat_cm_listener *l = NULL;
+	struct dpdat_cm_event ev;
+	struct region_pd mine, theirs;
+	struct dpdat_lmr_info li;
+	uint32_t ip;
+	int k, up = 0;
+
+	if (eq == NULL)
+		FAIL("cm_eq_create");
+	if (o.server) {
+		l = dpdat_cm_listen(dev, 0x4792, eq);
+		if (l == NULL)
+			FAIL("listen");
+	}
+	inet_pton(AF_INET, "198.18.0.1", &ip);
+	for (k = 0; k < o.nqps; k++) {
+		dpdat_lmr_query(c[k].lmr, &li);
+		mine = (struct region_pd){ (uintptr_t)c[k].buf, li.rmr_context };
+		if (o.server) {
+			/* requests and the establishment of earlier ones
+			 * come in any order */
+			do {
+				if (dpdat_cm_eq_wait(eq, &ev, 20000) != 1)
+					FAIL("no connection request for qp %d",
+					     k);
+				if (ev.type == DPDAT_CM_ESTABLISHED)
+					up++;
+				else if (ev.type != DPDAT_CM_CONNECT_REQUEST)
+					FAIL("CM event %d", ev.type);
+			} while (ev.type != DPDAT_CM_CONNECT_REQUEST);
+			memcpy(&theirs, ev.private_data, sizeof(theirs));
+			if (dpdat_cm_accept(ev.conn, c[k].qp, &mine,
+					    sizeof(mine), eq) != 0)
+				FAIL("accept");
+		} else {
+			/* the server may still be setting up (its engine
+			 * runs only inside its calls): ask again, as dapltest
+			 * does, on a reject for a service not listened to yet
+			 * or no answer */
+			for (int t = 0;; t++) {
+				struct dpdat_cm_conn *cc = dpdat_cm_connect(
+					c[k].qp, ip, 0x4792, &mine,
+					sizeof(mine), eq);
+
+				if (cc == NULL)
+					FAIL("cm_connect");
+				if (dpdat_cm_eq_wait(eq, &ev, 20000) != 1)
+					FAIL("no CM event");
+				if (ev.type == DPDAT_CM_ESTABLISHED)
+					break;
+				if (t == 30 || (ev.type != DPDAT_CM_REJECTED &&
+						ev.type != DPDAT_CM_UNREACHABLE))
+					FAIL("qp %d not established (event "
+					     "%d, try %d)", k, ev.type, t);
+				dpdat_cm_conn_free(cc);
+				usleep(100000);
+			}
+			memcpy(&theirs, ev.private_data, sizeof(theirs));
+			up++;
+		}
+		c[k].peer.addr = theirs.addr;
+		c[k].peer.rkey = theirs.rkey;
+	}
+	while (o.server && up < o.nqps) {
+		if (dpdat_cm_eq_wait(eq, &ev, 20000) != 1 ||
+		    ev.type != DPDAT_CM_ESTABLISHED)
+			FAIL("server: not established");
+		up++;
+	}
+	/* the connections stay up until the process ends: nothing more to
+	 * watch here (the engine keeps running in every wait) */
+	(void)l;
+}
+
 static void
 setup(void)
 {
@@ -276,6 +363,10 @@ setup(void)
 		c[k].ckey = li.lmr_context;
 		for (int s = 0; s < 8; s++)
 			post_ctrl_recv(k, s);
+	}
+	if (!o.oob) {
+		cm_connect_all();
+		return;
 	}
 	exchange();
 	for (k = 0; k < o.nqps; k++) {
@@ -461,6 +552,7 @@ parse(int argc, char **argv)
 		{ "plain", 0, NULL, 'P' }, { "thread", 0, NULL, 't' },
 		{ "mtu", 1, NULL, 'm' }, { "fault", 1, NULL, 'f' },
 		{ "retry", 1, NULL, 'r' }, { "expect-zerocopy", 0, NULL, 'z' },
+		{ "oob", 0, NULL, 'o' },
 		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
 	int ch;
@@ -481,6 +573,7 @@ parse(int argc, char **argv)
 		case 'f': o.fault = optarg; break;
 		case 'r': o.retry = atoi(optarg); break;
 		case 'z': o.expect_zc = 1; break;
+		case 'o': o.oob = 1; break;
 		case 's':
 			for (tok = strtok_r(optarg, ",", &save); tok && o.nsizes < 16;
 			     tok = strtok_r(NULL, ",", &save))
@@ -551,14 +644,15 @@ main(int argc, char **argv)
 		 * intact: show that recovery was what did it */
 		struct dpdat_port_stats ps;
 		struct dpdat_qp_stats qs;
-		uint64_t injected, recovered = 0;
+		uint64_t injected, recovered = 0;	/* any sign of it */
 
 		dpdat_port_stats(dpdat_dev_port(dev), &ps);
 		injected = ps.fault_drop + ps.fault_dup + ps.fault_reorder +
 			   ps.fault_corrupt;
 		for (int k = 0; k < o.nqps; k++) {
 			dpdat_qp_stats(c[k].qp, &qs);
-			recovered += qs.retransmits + qs.naks_rcvd;
+			recovered += qs.retransmits + qs.naks_rcvd +
+				     qs.dup_rcvd + qs.out_of_seq;
 		}
 		printf("client: %lu faults injected here, %lu retransmits/NAKs\n",
 		       (unsigned long)injected, (unsigned long)recovered);
