@@ -36,14 +36,14 @@ struct dpdat_cm_conn;
 enum dpdat_cm_event_type {
 	DPDAT_CM_CONNECT_REQUEST = 1,	/**< passive: accept or reject it */
 	DPDAT_CM_ESTABLISHED,		/**< both: the QP is connected (RTS) */
-	DPDAT_CM_REJECTED,		/**< active: the peer said no */
-	DPDAT_CM_UNREACHABLE,		/**< active: no answer (ARP or CM) */
+	DPDAT_CM_REJECTED,		/**< the peer said no (to our REQ or REP) */
+	DPDAT_CM_UNREACHABLE,		/**< no answer (ARP, REQ or REP) */
 	DPDAT_CM_DISCONNECTED,		/**< both: orderly end; QP flushed */
 	DPDAT_CM_BROKEN,		/**< both: the QP failed (peer gone) */
 };
 
-/** IB CM reject reasons dpdat uses. */
-#define DPDAT_CM_REJ_TIMEOUT		1	/**< no answer to our REP */
+/** IB CM reject reasons dpdat sends. */
+#define DPDAT_CM_REJ_NO_RESOURCES	3	/**< the request could not be queued */
 #define DPDAT_CM_REJ_INVALID_SERVICE	8	/**< nobody listens there */
 #define DPDAT_CM_REJ_CONSUMER		28	/**< the application said no */
 

@@ -206,7 +206,8 @@ struct dpdat_qp_conf {
 	int sq_sig_all;			/**< every send WR completes */
 };
 
-/** What the peer told us, out of band until connection management lands. */
+/** What a peer told us: filled by the connection manager (dpdat_cm.h), or
+ *  by the consumer when it exchanges QP details out of band. */
 struct dpdat_qp_remote {
 	uint32_t qpn;
 	uint32_t psn;			/**< the peer's first send PSN */

@@ -40,6 +40,7 @@
 #define CM_MAX_TRIES	10	/* about a second before giving up */
 #define CM_RESOLVE_MS	2000	/* ARP */
 
+
 enum conn_state {
 	CS_RESOLVING = 1,	/* active: waiting for the peer's MAC */
 	CS_REQ_SENT,		/* active: REQ out, waiting for REP or REJ */
@@ -86,6 +87,7 @@ struct dpdat_cm_conn {
 	uint8_t pdata[DPDAT_CM_DREQ_PDATA_MAX];
 	uint16_t plen;
 	bool zombie;		/* freed by the consumer, a message still to go */
+	uint64_t zombie_until;	/* a rejected one answers duplicates until */
 	TAILQ_ENTRY(dpdat_cm_conn) next;
 };
 
@@ -97,6 +99,7 @@ struct cm_dev {
 	uint32_t next_id;
 	uint32_t ud_psn;
 	uint32_t work;		/* anything for cm_progress to do */
+	uint64_t last;		/* last look at the timers */
 	uint64_t retry_tsc;
 };
 
@@ -142,7 +145,7 @@ cm_dev_free(struct dpdat_dev *dev)
 
 /* ---- events ---- */
 
-static void
+static bool
 post_event(struct dpdat_cm_eq *eq, enum dpdat_cm_event_type type,
 	   struct dpdat_cm_conn *c, struct dpdat_cm_listener *l,
 	   const uint8_t *pdata, uint16_t plen, uint16_t reason)
@@ -151,7 +154,7 @@ post_event(struct dpdat_cm_eq *eq, enum dpdat_cm_event_type type,
 	uint64_t one = 1;
 
 	if (eq == NULL)
-		return;
+		return false;
 	memset(&ev, 0, sizeof(ev));
 	ev.type = type;
 	ev.conn = c;
@@ -164,10 +167,11 @@ post_event(struct dpdat_cm_eq *eq, enum dpdat_cm_event_type type,
 		memcpy(ev.private_data, pdata, ev.private_data_len);
 	if (rte_ring_enqueue_elem(eq->ring, &ev, sizeof(ev)) != 0) {
 		RC_LOG(ERR, "CM event queue full: event %d lost", type);
-		return;
+		return false;
 	}
 	if (write(eq->efd, &one, sizeof(one)) < 0)
 		RC_LOG(DEBUG, "eventfd write failed");
+	return true;
 }
 
 struct dpdat_cm_eq *
@@ -399,7 +403,8 @@ send_simple(struct dpdat_cm_conn *c, uint16_t attr)
 	cm_put32(p, 0, c->local_id);
 	cm_put32(p, 4, c->remote_id);
 	if (attr == CM_ATTR_MRA) {
-		/* message MRAed: 0 = REQ; service timeout 22 (16.8 s) */
+		/* message MRAed: 0 = REQ; service timeout 22: 4.096 us *
+		 * 2^22, about 17.2 s */
 		p[MRA_MSG] = 0;
 		p[MRA_TIMEOUT] = 22 << 3;
 	} else if (attr == CM_ATTR_DREQ) {
@@ -540,19 +545,18 @@ cm_progress(struct dpdat_dev *dev, uint64_t now)
 {
 	struct cm_dev *cm = dev->cm;
 	struct dpdat_cm_conn *c, *tmp;
-	static __thread uint64_t last;
 
 	/* conns with timers: look every millisecond, or when kicked */
 	if (cm == NULL || (__atomic_load_n(&cm->work, __ATOMIC_ACQUIRE) == 0 &&
-			   now - last < rte_get_tsc_hz() / 1000))
+			   now - cm->last < rte_get_tsc_hz() / 1000))
 		return;
-	last = now;
+	cm->last = now;
 	__atomic_store_n(&cm->work, 0, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&cm->lock);
 	RTE_TAILQ_FOREACH_SAFE(c, &cm->conns, next, tmp) {
 		if (c->state != CS_CLOSED || c->pending != 0)
 			conn_timer(c, now);
-		if (c->zombie && c->pending == 0) {
+		if (c->zombie && c->pending == 0 && now >= c->zombie_until) {
 			TAILQ_REMOVE(&cm->conns, c, next);
 			free(c);
 		}
@@ -605,6 +609,8 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 				schedule(c, CM_ATTR_REP);
 			else if (c->state == CS_REQ_RCVD)
 				schedule(c, CM_ATTR_MRA);
+			else if (c->state == CS_CLOSED && c->rej_reason)
+				schedule(c, CM_ATTR_REJ);
 			return;
 		}
 	TAILQ_FOREACH(l, &cm->listeners, next)
@@ -635,8 +641,14 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 	c->remote.timeout = p[REQ_ACKTO] >> 3;
 	c->remote.ipv4 = ip;
 	c->remote.mac = *mac;
-	post_event(l->eq, DPDAT_CM_CONNECT_REQUEST, c, l, p + REQ_PDATA,
-		   REQ_PDATA_LEN, 0);
+	if (!post_event(l->eq, DPDAT_CM_CONNECT_REQUEST, c, l, p + REQ_PDATA,
+			REQ_PDATA_LEN, 0)) {
+		/* nobody will see it: no resources, say so, forget it */
+		send_rej(cm, c->local_id, rid, tid, 0, DPDAT_CM_REJ_NO_RESOURCES,
+			 NULL, 0, ip, mac);
+		TAILQ_REMOVE(&cm->conns, c, next);
+		free(c);
+	}
 }
 
 /* The peer got our REQ and needs time: keep waiting, without resending,
@@ -676,10 +688,11 @@ on_rep(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 		c->remote.max_rd_atomic = 1;
 	if (rc_qp_remote_check(c->qp, &c->remote) != 0 ||
 	    c->qp->state != DPDAT_QPS_INIT) {
-		c->rej_reason = DPDAT_CM_REJ_CONSUMER;
-		schedule(c, CM_ATTR_REJ);
 		conn_close(c, DPDAT_CM_REJECTED, NULL, 0,
 			   DPDAT_CM_REJ_CONSUMER);
+		c->rej_reason = DPDAT_CM_REJ_CONSUMER;
+		c->plen = 0;
+		schedule(c, CM_ATTR_REJ);	/* after the close: it goes */
 		return;
 	}
 	rc_qp_set_remote(c->qp, &c->remote);	/* engine held */
@@ -925,7 +938,8 @@ dpdat_cm_accept(struct dpdat_cm_conn *c, struct dpdat_qp *qp,
 
 	if (c == NULL || c->magic != CM_MAGIC_CONN || qp == NULL ||
 	    qp->magic != RC_MAGIC_QP || eq == NULL ||
-	    eq->magic != CM_MAGIC_EQ)
+	    eq->magic != CM_MAGIC_EQ || qp->dev != c->cm->dev ||
+	    eq->dev != c->cm->dev)
 		return -EBADF;
 	if (plen > DPDAT_CM_REP_PDATA_MAX || (plen && pdata == NULL))
 		return -EINVAL;
@@ -936,10 +950,10 @@ dpdat_cm_accept(struct dpdat_cm_conn *c, struct dpdat_qp *qp,
 		return -EBUSY;
 	}
 	r = c->remote;
-	/* the path MTU both ends can do */
-	while (r.pmtu + 64 > qp->dev->port->mtu && r.pmtu > 256)
-		r.pmtu /= 2;
 	pthread_mutex_unlock(&cm->lock);
+	/* the REQ chose the path MTU (IB CM has no way to lower it in the
+	 * REP): if our port cannot carry it, dpdat_qp_connect refuses with
+	 * -EINVAL and the consumer rejects */
 	ret = dpdat_qp_connect(qp, &r);	/* takes the engine: not locked */
 	if (ret != 0)
 		return ret;
@@ -1029,6 +1043,16 @@ dpdat_cm_conn_free(struct dpdat_cm_conn *c)
 	c->magic = 0;
 	eq_use(c->eq, -1);
 	c->eq = NULL;
+	if (c->rej_reason != 0) {
+		/* a rejected request may come again (our REJ lost): keep
+		 * answering it for a few retry periods */
+		c->zombie = true;
+		c->zombie_until = rte_get_tsc_cycles() +
+				  (CM_MAX_TRIES + 2) * cm->retry_tsc;
+		kick(cm);
+		pthread_mutex_unlock(&cm->lock);
+		return 0;
+	}
 	if (c->pending != 0) {
 		/* a REJ or DREP still to go: the engine frees it after */
 		c->zombie = true;

@@ -439,7 +439,9 @@ main(int argc, char **argv)
 		server();
 	else
 		client(argc > 4 ? atoi(argv[4]) : 1);
-	for (int i = 0; i < 200; i++)
+	/* linger: the last answers (a REJ, a DREP) must leave before the
+	 * link goes away with the process */
+	for (double t0 = h_now(); h_now() - t0 < 0.3; )
 		dpdat_dev_progress(dev);
 	return 0;
 }
