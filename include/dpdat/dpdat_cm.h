@@ -92,7 +92,8 @@ dpdat_cm_eq_free(struct dpdat_cm_eq *eq);
 /**
  * Listen on a service: connection requests for conn_qual arrive on eq.
  *
- * @return The listener, or NULL with rte_errno: EBADF, EADDRINUSE.
+ * @return The listener, or NULL with rte_errno: EBADF, EADDRINUSE (someone
+ *   listens there already), ENOMEM.
  */
 struct dpdat_cm_listener *
 dpdat_cm_listen(struct dpdat_dev *dev, uint64_t conn_qual,
@@ -117,8 +118,10 @@ dpdat_cm_connect(struct dpdat_qp *qp, uint32_t ipv4, uint64_t conn_qual,
  * Accept a connection request with qp (created, not connected); the
  * connection's events go to eq.
  *
- * @return 0, -EBADF, -EINVAL (private data too long), -EBUSY (not a pending
- *   request).
+ * @return 0, -EBADF (not a request, a QP or an event queue of this device),
+ *   -EINVAL (private data too long, or the QP cannot take the request's
+ *   path MTU: reject then), -EBUSY (not a pending request, or the QP is
+ *   already connected).
  */
 int
 dpdat_cm_accept(struct dpdat_cm_conn *c, struct dpdat_qp *qp,
@@ -136,7 +139,8 @@ dpdat_cm_reject(struct dpdat_cm_conn *c, const void *pdata, uint16_t plen);
  * Disconnect: the QP goes to the error state (pending work flushed), a DREQ
  * tells the peer, and DISCONNECTED arrives when it answers or times out.
  *
- * @return 0, -EBADF, -EBUSY (not established).
+ * @return 0, -EBADF, -EINVAL (private data too long), -EBUSY (neither
+ *   established nor accepted and waiting for the RTU).
  */
 int
 dpdat_cm_disconnect(struct dpdat_cm_conn *c, const void *pdata,
@@ -144,7 +148,8 @@ dpdat_cm_disconnect(struct dpdat_cm_conn *c, const void *pdata,
 
 /**
  * Release a connection after its last event (rejected, unreachable,
- * disconnected, broken). The QP stays with the caller.
+ * disconnected, broken), or a request the consumer does not want (it is
+ * rejected). The QP stays with the caller.
  *
  * @return 0, -EBADF, -EBUSY (still connected or connecting).
  */
