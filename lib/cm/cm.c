@@ -39,6 +39,7 @@
 #define CM_RETRY_MS	100	/* CM response timeout */
 #define CM_MAX_TRIES	10	/* about a second before giving up */
 #define CM_RESOLVE_MS	2000	/* ARP */
+#define CM_BACKLOG	1024	/* requests waiting for the consumer, at most */
 
 
 enum conn_state {
@@ -620,6 +621,18 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 		send_rej(cm, 0, rid, tid, 0, DPDAT_CM_REJ_INVALID_SERVICE,
 			 NULL, 0, ip, mac);
 		return;
+	}
+	/* a flood of requests must not grow without bound */
+	{
+		unsigned int waiting = 0;
+
+		TAILQ_FOREACH(c, &cm->conns, next)
+			waiting += c->state == CS_REQ_RCVD;
+		if (waiting >= CM_BACKLOG) {
+			send_rej(cm, 0, rid, tid, 0, DPDAT_CM_REJ_NO_RESOURCES,
+				 NULL, 0, ip, mac);
+			return;
+		}
 	}
 	c = conn_new(cm);
 	if (c == NULL)
