@@ -190,7 +190,10 @@ test_access_check(void)
 	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, crw, b + 100, 8, RR,
 		fx.pz1_id, &x), DPDAT_MR_CHECK_OK);
 	CU_ASSERT_PTR_EQUAL(x.addr, buf + 100);
-	CU_ASSERT_EQUAL(x.kind, DPDAT_MEM_KIND_COPY);
+	/* stack memory: copy-only, or extmem when the 4 KiB array happens
+	 * to be page-aligned (then it registers whole pages) */
+	CU_ASSERT(x.kind == DPDAT_MEM_KIND_COPY ||
+		  x.kind == DPDAT_MEM_KIND_EXTMEM);
 	CU_ASSERT_EQUAL(dpdat_lmr_free(rw), 0);
 	CU_ASSERT_EQUAL(dpdat_mr_access_check(fx.dom, crw, b, 1, RR, fx.pz1_id,
 		NULL), DPDAT_MR_CHECK_STALE_KEY);
