@@ -19,6 +19,8 @@ PACKAGES=(
 	clang llvm libclang-rt-14-dev
 	iproute2 procps
 	tshark python3-scapy
+	libibverbs-dev librdmacm-dev
+	sockperf gnuplot-nox
 )
 
 log() { printf 'setup: %s\n' "$*"; }
