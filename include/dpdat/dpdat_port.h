@@ -70,6 +70,14 @@ struct dpdat_port_stats {
 };
 
 /** Fault rates for one direction, each a probability in [0, 1]. */
+/** One entry of the ARP neighbour table (dpdat_port_neighbours()). */
+struct dpdat_neigh {
+	uint32_t ipv4;			/**< network byte order */
+	struct rte_ether_addr mac;	/**< valid when state is "reachable" */
+	const char *state;		/**< "incomplete", "reachable", "failed" */
+	uint32_t age_ms;		/**< since the last answer or request */
+};
+
 struct dpdat_fault_rates {
 	double drop;		/**< the frame vanishes */
 	double dup;		/**< the frame arrives twice */
@@ -154,6 +162,19 @@ dpdat_port_capture_stop(struct dpdat_port *port);
  *
  * @return 0, -EINVAL (with the offending part logged).
  */
+/**
+ * Copy the port's ARP neighbour table. Call from the thread that runs the
+ * port's engine (or with it stopped); dpdat_dev_neighbours() does it safely
+ * while the engine thread runs.
+ *
+ * @param out
+ *   Array of at least max entries.
+ * @return The number of entries copied (at most max), -EBADF, -EINVAL.
+ */
+int
+dpdat_port_neighbours(const struct dpdat_port *port, struct dpdat_neigh *out,
+		      unsigned int max);
+
 int
 dpdat_fault_parse(const char *spec, struct dpdat_fault_conf *conf);
 

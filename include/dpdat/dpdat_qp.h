@@ -72,6 +72,26 @@ struct dpdat_port *
 dpdat_dev_port(struct dpdat_dev *dev);
 
 /**
+ * The port calls that must not race the engine, made safe while an engine
+ * thread runs: each waits for the engine between two iterations, holds it
+ * for the call, and returns what the dpdat_port_* function of the same name
+ * returns (or -EBADF for a bad dev).
+ */
+int
+dpdat_dev_set_faults(struct dpdat_dev *dev,
+		     const struct dpdat_fault_conf *conf);
+/** See dpdat_dev_set_faults() and dpdat_port_capture_start(). */
+int
+dpdat_dev_capture_start(struct dpdat_dev *dev, const char *path);
+/** See dpdat_dev_set_faults() and dpdat_port_capture_stop(). */
+int
+dpdat_dev_capture_stop(struct dpdat_dev *dev);
+/** See dpdat_dev_set_faults() and dpdat_port_neighbours(). */
+int
+dpdat_dev_neighbours(struct dpdat_dev *dev, struct dpdat_neigh *out,
+		     unsigned int max);
+
+/**
  * Run the engine once (receive a burst, send what is queued, run timers).
  * In thread mode this returns -EBUSY: the thread does it.
  *
@@ -149,6 +169,13 @@ struct dpdat_wc {
 	uint32_t qp_num;
 	uint32_t flags;			/**< DPDAT_WC_* */
 };
+
+/**
+ * Name of a completion status, as ibv_wc_status_str() names verbs' own
+ * ("success", "local length error", ...); "unknown" for other values.
+ */
+const char *
+dpdat_wc_status_str(enum dpdat_wc_status status);
 
 /**
  * Create a completion queue of at least @p size entries.

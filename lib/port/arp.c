@@ -192,3 +192,34 @@ port_timer(struct dpdat_port *p)
 		}
 	}
 }
+
+int
+dpdat_port_neighbours(const struct dpdat_port *p, struct dpdat_neigh *out,
+		      unsigned int max)
+{
+	static const char *const states[] = {
+		[NEIGH_INCOMPLETE] = "incomplete",
+		[NEIGH_REACHABLE] = "reachable",
+		[NEIGH_FAILED] = "failed",
+	};
+	uint64_t now = rte_get_tsc_cycles(), hz = rte_get_tsc_hz();
+	unsigned int k, n = 0;
+
+	if (p == NULL || p->magic != PORT_MAGIC)
+		return -EBADF;
+	if (out == NULL && max != 0)
+		return -EINVAL;
+	for (k = 0; k < PORT_NEIGH_SIZE && n < max; k++) {
+		const struct port_neigh *e = &p->neigh[k];
+
+		if (e->state == NEIGH_FREE)
+			continue;
+		out[n].ipv4 = e->ip;
+		out[n].mac = e->mac;
+		out[n].state = states[e->state];
+		out[n].age_ms = (uint32_t)RTE_MIN((now - e->tsc) * 1000 / hz,
+						  (uint64_t)UINT32_MAX);
+		n++;
+	}
+	return (int)n;
+}

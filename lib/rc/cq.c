@@ -151,3 +151,24 @@ dpdat_cq_free(struct dpdat_cq *cq)
 	free(cq);
 	return 0;
 }
+
+const char *
+dpdat_wc_status_str(enum dpdat_wc_status status)
+{
+	static const char *const names[] = {
+		[DPDAT_WC_SUCCESS] = "success",
+		[DPDAT_WC_LOC_LEN_ERR] = "local length error",
+		[DPDAT_WC_LOC_QP_OP_ERR] = "local QP operation error",
+		[DPDAT_WC_LOC_PROT_ERR] = "local protection error",
+		[DPDAT_WC_WR_FLUSH_ERR] = "work request flushed error",
+		[DPDAT_WC_REM_INV_REQ_ERR] = "remote invalid request error",
+		[DPDAT_WC_REM_ACCESS_ERR] = "remote access error",
+		[DPDAT_WC_REM_OP_ERR] = "remote operation error",
+		[DPDAT_WC_RETRY_EXC_ERR] = "transport retry counter exceeded",
+		[DPDAT_WC_RNR_RETRY_EXC_ERR] = "RNR retry counter exceeded",
+	};
+
+	if ((unsigned int)status >= RTE_DIM(names) || names[status] == NULL)
+		return "unknown";
+	return names[status];
+}

@@ -354,6 +354,42 @@ rc_engine_thread(void *arg)
 	return NULL;
 }
 
+/* Run one port call with the engine held between two iterations. */
+#define WITH_ENGINE(dev, call) do {					\
+	int ret_;							\
+	if ((dev) == NULL || (dev)->magic != RC_MAGIC_DEV)		\
+		return -EBADF;						\
+	rc_lock_engine(dev);						\
+	ret_ = (call);							\
+	rc_unlock_engine(dev);						\
+	return ret_;							\
+} while (0)
+
+int
+dpdat_dev_set_faults(struct dpdat_dev *dev, const struct dpdat_fault_conf *conf)
+{
+	WITH_ENGINE(dev, dpdat_port_set_faults(dev->port, conf));
+}
+
+int
+dpdat_dev_capture_start(struct dpdat_dev *dev, const char *path)
+{
+	WITH_ENGINE(dev, dpdat_port_capture_start(dev->port, path));
+}
+
+int
+dpdat_dev_capture_stop(struct dpdat_dev *dev)
+{
+	WITH_ENGINE(dev, dpdat_port_capture_stop(dev->port));
+}
+
+int
+dpdat_dev_neighbours(struct dpdat_dev *dev, struct dpdat_neigh *out,
+		     unsigned int max)
+{
+	WITH_ENGINE(dev, dpdat_port_neighbours(dev->port, out, max));
+}
+
 int
 dpdat_dev_progress(struct dpdat_dev *dev)
 {
