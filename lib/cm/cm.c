@@ -137,7 +137,17 @@ cm_dev_free(struct dpdat_dev *dev)
 
 	if (cm == NULL)
 		return;
-	if (!TAILQ_EMPTY(&cm->conns) || !TAILQ_EMPTY(&cm->listeners))
+	struct dpdat_cm_conn *c, *tmp;
+	bool owned = !TAILQ_EMPTY(&cm->listeners);
+
+	/* zombies (freed, still answering duplicates) go quietly; what
+	 * the application still holds is worth a word */
+	RTE_TAILQ_FOREACH_SAFE(c, &cm->conns, next, tmp) {
+		owned |= !c->zombie;
+		TAILQ_REMOVE(&cm->conns, c, next);
+		free(c);
+	}
+	if (owned)
 		RC_LOG(WARNING, "device closed with CM objects left");
 	pthread_mutex_destroy(&cm->lock);
 	free(cm);
