@@ -69,7 +69,6 @@ struct dpdat_port_stats {
 	uint64_t capture_lost;		/**< frames the capture could not copy */
 };
 
-/** Fault rates for one direction, each a probability in [0, 1]. */
 /** One entry of the ARP neighbour table (dpdat_port_neighbours()). */
 struct dpdat_neigh {
 	uint32_t ipv4;			/**< network byte order */
@@ -78,6 +77,7 @@ struct dpdat_neigh {
 	uint32_t age_ms;		/**< since the last answer or request */
 };
 
+/** Fault rates for one direction, each a probability in [0, 1]. */
 struct dpdat_fault_rates {
 	double drop;		/**< the frame vanishes */
 	double dup;		/**< the frame arrives twice */
@@ -158,11 +158,6 @@ int
 dpdat_port_capture_stop(struct dpdat_port *port);
 
 /**
- * Parse a fault specification in the DPDAT_FAULT syntax.
- *
- * @return 0, -EINVAL (with the offending part logged).
- */
-/**
  * Copy the port's ARP neighbour table. Call from the thread that runs the
  * port's engine (or with it stopped); dpdat_dev_neighbours() does it safely
  * while the engine thread runs.
@@ -175,6 +170,11 @@ int
 dpdat_port_neighbours(const struct dpdat_port *port, struct dpdat_neigh *out,
 		      unsigned int max);
 
+/**
+ * Parse a fault specification in the DPDAT_FAULT syntax.
+ *
+ * @return 0, -EINVAL (with the offending part logged).
+ */
 int
 dpdat_fault_parse(const char *spec, struct dpdat_fault_conf *conf);
 
