@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * The DAT 2.0 provider ("dd_"): DAT objects over dpdat's native API.
+ *
+ * Handles. Every DAT handle is a struct whose first member is struct
+ * dd_obj, whose first word points at the DAT_PROVIDER (the registry finds
+ * the provider that way). A freed object keeps that word, gets a dead
+ * magic and goes to a free list of its type, never back to malloc: a stale
+ * handle then reads as invalid instead of crashing the process.
+ *
+ * Locking. The IA lock guards the IA's object lists and creation and
+ * destruction; each EVD and each EP have their own lock. Order: IA, then
+ * EP, then EVD. Native dpdat calls are thread safe where they are used
+ * from several threads (posting: MPSC rings; CQ polling under the EVD
+ * lock).
+ *
+ * Events. An EVD is a software queue of ready DAT_EVENTs plus, by its
+ * flags, a dpdat CQ (DTO and RMR bind completions) and a dpdat CM event
+ * queue (connection requests and connection events). Dequeue and wait
+ * first convert what the native sources hold (dd_dto_event(),
+ * dd_cm_event()) into the software queue, then take from it.
+ */
+
+#ifndef DPDAT_DAT_DD_H
+#define DPDAT_DAT_DD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <dat2/udat.h>
+#include <dat2/dat_registry.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_cm.h>
+#include <dpdat/dpdat_mr.h>
+#include <dpdat/dpdat_qp.h>
+
+#include "dat_err.h"
+
+/* Limits the IA reports in its attributes (and enforces). */
+#define DD_MAX_EP		256
+#define DD_MAX_DTOS		1024	/* per EP queue */
+#define DD_MAX_EVD_QLEN		(1 << 16)
+#define DD_MAX_IOV		16
+#define DD_MAX_RDMA_SIZE	(64u << 20)
+#define DD_MAX_RDMA_READ_IN	16
+#define DD_MAX_PDATA		DPDAT_CM_REQ_PDATA_MAX	/* the smallest */
+#define DD_IA_ADDRESS_PORT	0
+
+enum dd_type {
+	DD_IA = 1, DD_EP, DD_LMR, DD_RMR, DD_PZ, DD_PSP, DD_RSP, DD_CR,
+	DD_CNO, DD_EVD, DD_SRQ, DD_CSP, DD_TYPE_COUNT
+};
+
+#define DD_MAGIC_LIVE	0x64646174u	/* "ddat" ^ type */
+#define DD_MAGIC_DEAD	0xdeadda7au
+
+struct dd_ia;
+
+struct dd_obj {
+	const DAT_PROVIDER *provider;	/* must stay first */
+	uint32_t magic;
+	enum dd_type type;
+	DAT_CONTEXT context;
+	struct dd_ia *ia;
+	TAILQ_ENTRY(dd_obj) next;	/* in the IA's list, or a free list */
+};
+TAILQ_HEAD(dd_obj_list, dd_obj);
+
+/* Allocate a zeroed object of the type (size bytes, dd_obj first), linked
+ * into the IA's list; NULL when out of memory. Takes the IA lock. */
+void *dd_obj_new(struct dd_ia *ia, enum dd_type type, size_t size);
+/* Unlink and retire an object (dead magic, back to its free list). */
+void dd_obj_free(void *obj);
+/* The object when h is a live handle of the type, else NULL. */
+void *dd_obj_get(DAT_HANDLE h, enum dd_type type);
+/* A live object of any type (for the generic handle calls), else NULL. */
+struct dd_obj *dd_obj_any(DAT_HANDLE h);
+
+/* ---- IA ---- */
+
+struct dd_ia_conf {
+	char device[256];		/* DPDK device arguments */
+	char ipv4[16];
+	unsigned int mtu;
+	char role[8];			/* memif role, "server" or "client" */
+};
+
+struct dd_ia {
+	struct dd_obj h;
+	pthread_mutex_t lock;
+	struct dd_obj_list objs;	/* every object of the IA but itself */
+	struct dpdat_dev *dev;
+	struct dd_evd *async_evd;
+	bool async_evd_ours;		/* created by ia_open: freed by close */
+	struct dd_ia_conf conf;
+	char name[DAT_NAME_MAX_LENGTH];
+	DAT_SOCK_ADDR addr;		/* struct sockaddr_in of conf.ipv4 */
+	uint32_t ipv4;			/* network order */
+};
+
+/* The provider of an IA name (registered by dat_provider_init), and the
+ * ia_params of its dat.conf entry copied into params. */
+const DAT_PROVIDER *dd_provider(const char *ia_name, char *params,
+				size_t len);
+
+/* ---- EVD and CNO ---- */
+
+struct dd_cno {
+	struct dd_obj h;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint32_t triggers;		/* not yet consumed by a wait */
+	DAT_OS_WAIT_PROXY_AGENT agent;
+	int fd;				/* eventfd of cno_fd_create, or -1 */
+};
+
+struct dd_evd {
+	struct dd_obj h;
+	pthread_mutex_t lock;
+	DAT_EVD_FLAGS flags;
+	DAT_COUNT qlen;
+	DAT_EVENT *ring;		/* ready events */
+	uint32_t head, count;		/* ring[head] is the oldest */
+	bool enabled, waitable;
+	bool overflowed;		/* reported on the async EVD once */
+	uint32_t waiters;
+	struct dd_cno *cno;
+	struct dpdat_cq *cq;		/* DTO | RMR_BIND */
+	struct dpdat_cm_eq *eq;		/* CONNECTION | CR */
+	uint32_t users;			/* EPs, PSPs, RSPs that name it */
+};
+
+/* Queue a ready event (takes the EVD lock). DAT_QUEUE_FULL, and the
+ * overflow reported on the IA's async EVD, when the queue is full. */
+DAT_RETURN dd_evd_push(struct dd_evd *evd, const DAT_EVENT *ev);
+/* The EVD of a handle that must have all the flags, else NULL. */
+struct dd_evd *dd_evd_get(DAT_EVD_HANDLE h, DAT_EVD_FLAGS need);
+
+/* ---- memory ---- */
+
+struct dd_pz {
+	struct dd_obj h;
+	struct dpdat_pz *pz;
+	uint32_t users;			/* LMRs, RMRs, EPs, SRQs */
+};
+
+struct dd_lmr {
+	struct dd_obj h;
+	struct dd_pz *pz;
+	struct dpdat_lmr *lmr;
+	DAT_LMR_PARAM param;
+};
+
+struct dd_rmr {
+	struct dd_obj h;
+	struct dd_pz *pz;
+	struct dpdat_rmr *rmr;
+	struct dd_ep *ep;		/* rmr_create_for_ep, else NULL */
+	DAT_RMR_PARAM param;
+};
+
+/* ---- endpoints and connections ---- */
+
+/* One posted work request, as its completion must report it. */
+struct dd_wr {
+	DAT_DTO_COOKIE cookie;
+	DAT_SEG_LENGTH length;
+	DAT_DTOS op;
+	struct dd_ep *ep;
+	struct dd_rmr *rmr;		/* a bind posted on the EP */
+	bool signaled;
+	bool done;
+};
+
+struct dd_wr_queue {
+	struct dd_wr *wr;
+	uint32_t size, head, tail;	/* posted: [head, tail) mod size */
+};
+
+struct dd_ep {
+	struct dd_obj h;
+	pthread_mutex_t lock;
+	DAT_EP_PARAM param;
+	DAT_EP_STATE state;
+	struct dd_pz *pz;
+	struct dd_evd *req_evd, *recv_evd, *conn_evd;
+	struct dd_srq *srq;
+	struct dpdat_qp *qp;
+	struct dpdat_cm_conn *conn;
+	struct dd_wr_queue sq, rq;
+	uint8_t pdata[DPDAT_CM_DREQ_PDATA_MAX];	/* the peer's last */
+	uint16_t pdata_len;
+	DAT_SOCK_ADDR remote;
+	DAT_CONN_QUAL remote_qual;
+};
+
+struct dd_sp {				/* PSP, RSP and CSP */
+	struct dd_obj h;
+	DAT_CONN_QUAL qual;
+	struct dd_evd *evd;
+	struct dd_ep *ep;		/* RSP only */
+	DAT_PSP_FLAGS flags;
+	struct dpdat_cm_listener *listener;
+};
+
+struct dd_cr {
+	struct dd_obj h;
+	struct dd_sp *sp;
+	struct dpdat_cm_conn *conn;
+	DAT_SOCK_ADDR remote;
+	uint8_t pdata[DPDAT_CM_REQ_PDATA_MAX];
+	uint16_t pdata_len;
+};
+
+struct dd_srq {
+	struct dd_obj h;
+	struct dd_pz *pz;
+	DAT_SRQ_PARAM param;
+};
+
+/* Event conversion, called by the EVD for what its native sources hold.
+ * Each fills ev and returns true, or returns false when the native event
+ * produces no DAT event (an unsignaled WR retired, an event for an object
+ * already gone). Called with the EVD lock held. */
+bool dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev);
+bool dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
+		 DAT_EVENT *ev);
+
+/* ---- helpers ---- */
+
+/* DAT_INVALID_HANDLE with a subtype. */
+#define DD_BAD_HANDLE(sub)	((DAT_RETURN)(DAT_INVALID_HANDLE | (sub)))
+#define DD_BAD_PARAM(n)		((DAT_RETURN)(DAT_INVALID_PARAMETER | (n)))
+#define DD_BAD_STATE(sub)	((DAT_RETURN)(DAT_INVALID_STATE | (sub)))
+
+#endif /* DPDAT_DAT_DD_H */

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Handles: allocation, validation and retirement. Retired objects keep
+ * their provider word and a dead magic and wait on a free list of their
+ * type for the next object of the same type, so that a stale handle is
+ * always readable memory that says "invalid".
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "dd.h"
+
+struct retired {
+	struct dd_obj_list list;
+	size_t size;
+};
+
+static struct retired retired[DD_TYPE_COUNT];
+static pthread_mutex_t retired_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint32_t
+live_magic(enum dd_type type)
+{
+	return DD_MAGIC_LIVE ^ (uint32_t)type;
+}
+
+void *
+dd_obj_new(struct dd_ia *ia, enum dd_type type, size_t size)
+{
+	struct dd_obj *o = NULL;
+	struct retired *r = &retired[type];
+
+	pthread_mutex_lock(&retired_lock);
+	if (r->size == 0) {
+		TAILQ_INIT(&r->list);
+		r->size = size;
+	}
+	if (!TAILQ_EMPTY(&r->list) && r->size == size) {
+		o = TAILQ_FIRST(&r->list);
+		TAILQ_REMOVE(&r->list, o, next);
+	}
+	pthread_mutex_unlock(&retired_lock);
+	if (o == NULL)
+		o = malloc(size);
+	if (o == NULL)
+		return NULL;
+	memset(o, 0, size);
+	o->type = type;
+	o->ia = ia;
+	if (ia != NULL) {
+		o->provider = ia->h.provider;
+		pthread_mutex_lock(&ia->lock);
+		TAILQ_INSERT_TAIL(&ia->objs, o, next);
+		pthread_mutex_unlock(&ia->lock);
+	}
+	__atomic_store_n(&o->magic, live_magic(type), __ATOMIC_RELEASE);
+	return o;
+}
+
+void
+dd_obj_free(void *obj)
+{
+	struct dd_obj *o = obj;
+	struct retired *r = &retired[o->type];
+
+	if (o->ia != NULL && o->type != DD_IA) {
+		pthread_mutex_lock(&o->ia->lock);
+		TAILQ_REMOVE(&o->ia->objs, o, next);
+		pthread_mutex_unlock(&o->ia->lock);
+	}
+	__atomic_store_n(&o->magic, DD_MAGIC_DEAD, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&retired_lock);
+	TAILQ_INSERT_TAIL(&r->list, o, next);
+	pthread_mutex_unlock(&retired_lock);
+}
+
+void *
+dd_obj_get(DAT_HANDLE h, enum dd_type type)
+{
+	struct dd_obj *o = h;
+
+	if (o == NULL ||
+	    __atomic_load_n(&o->magic, __ATOMIC_ACQUIRE) != live_magic(type))
+		return NULL;
+	return o;
+}
+
+struct dd_obj *
+dd_obj_any(DAT_HANDLE h)
+{
+	struct dd_obj *o = h;
+	uint32_t m;
+
+	if (o == NULL)
+		return NULL;
+	m = __atomic_load_n(&o->magic, __ATOMIC_ACQUIRE);
+	if ((m ^ DD_MAGIC_LIVE) == 0 || (m ^ DD_MAGIC_LIVE) >= DD_TYPE_COUNT)
+		return NULL;
+	return o;
+}
