@@ -3,69 +3,125 @@
  */
 
 /*
- * dpdat-perf: perftest's tests over dpdat. The test is the first argument
- * (or argv[0] ending in it): write_bw, write_lat, read_bw, read_lat,
- * send_bw, send_lat. The server runs without a peer address, the client is
- * given the server's; they connect through the CM, the client telling the
- * server the test in the REQ private data. Flags follow perftest:
+ * dpdat-perf: perftest's tests. The test is the first argument (or argv[0]
+ * ending in it): write_bw, write_lat, read_bw, read_lat, send_bw, send_lat.
+ * The server runs without a peer address, the client is given the server's
+ * and tells the server the test. Flags follow perftest:
  *   -s size  -a (all sizes 2..2^23)  -n iterations  -D seconds (bw)
- *   -t tx depth  -m PMTU  -p service  --report_gbits  --out_json FILE
- * plus --dev DEVARGS, --ip ADDR and --mtu N for the dpdat port.
+ *   -q QPs (bw)  -t tx depth  -m PMTU  -p port  --report_gbits
+ *   --out_json FILE
+ * plus --transport dpdat|udp|verbs and, for dpdat, --dev, --ip, --mtu.
+ * This file: flags, banner, tables, percentiles and JSON; the transports
+ * are in tr_*.c.
  */
 
-#include <arpa/inet.h>
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include <rte_cycles.h>
-#include <rte_errno.h>
+#include "perf.h"
 
-#include <dpdat/dpdat.h>
-#include <dpdat/dpdat_cm.h>
-#include <dpdat/dpdat_qp.h>
+#define EXIT_USAGE	2
+#define EXIT_NO_VERBS	3	/* verbs not built, or no RDMA device */
 
-#define MAX_SIZE (8u << 20)
-
-enum test { W_BW, W_LAT, R_BW, R_LAT, S_BW, S_LAT, N_TESTS };
 static const char *const names[N_TESTS] = {
 	"write_bw", "write_lat", "read_bw", "read_lat", "send_bw", "send_lat" };
 static const char *const titles[N_TESTS] = {
 	"RDMA_Write BW Test", "RDMA_Write Latency Test", "RDMA_Read BW Test",
 	"RDMA_Read Latency Test", "Send BW Test", "Send Latency Test" };
 
-struct params {		/* what the client tells the server (REQ data) */
-	uint32_t test, size, iters, depth, all, secs;
-	uint64_t addr;		/* the sender's buffer */
-	uint32_t rkey;
-} __attribute__((packed));
+static const struct perf_transport *const transports[] = {
+	&perf_dpdat, &perf_udp,
+#ifdef PERF_VERBS
+	&perf_verbs,
+#endif
+};
 
-static struct {
-	enum test test;
-	int server;
-	const char *peer, *dev, *ip, *json;
-	uint32_t size, iters, depth, secs;
-	uint16_t pmtu, mtu, service;
-	int all, gbits;
-} o = { .depth = 128, .pmtu = 1024, .mtu = 1500, .service = 18515 };
-
-static struct dpdat_dev *dev;
-static struct dpdat_cm_eq *eq;
-static struct dpdat_cm_conn *conn;
-static struct dpdat_qp *qp;
-static struct dpdat_cq *cq;
-static uint8_t *buf;
-static uint32_t key, peer_rkey;
-static uint64_t peer_addr;
+struct perf_opts perf_opt = { .depth = 128, .pmtu = 1024, .mtu = 1500,
+			      .service = 18515, .qps = 1 };
+static const struct perf_transport *tr = &perf_dpdat;
 static FILE *json;
+static unsigned int json_rows;
 
-static void
-die(const char *what)
+void
+perf_die(const char *fmt, ...)
 {
-	fprintf(stderr, "dpdat-perf: %s\n", what);
+	va_list ap;
+
+	fprintf(stderr, "dpdat-perf: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
 	exit(1);
+}
+
+__attribute__((format(printf, 1, 2), noreturn)) static void
+bad_arg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "dpdat-perf: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (dpdat-perf --help)\n");
+	exit(EXIT_USAGE);
+}
+
+uint64_t
+perf_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void
+perf_meter_start(struct perf_meter *m)
+{
+	*m = (struct perf_meter){ .t0 = perf_now_ns() };
+	m->now = m->tl = m->t0;
+}
+
+void
+perf_meter_tick(struct perf_meter *m, uint64_t done, uint32_t size)
+{
+	m->now = perf_now_ns();
+	if (m->now - m->tl > 100000000ull && done > m->last) {
+		double bw = (double)(done - m->last) * size /
+			    ((double)(m->now - m->tl) / 1e9);
+
+		m->peak = bw > m->peak ? bw : m->peak;
+		m->tl = m->now;
+		m->last = done;
+	}
+}
+
+void
+perf_meter_end(struct perf_meter *m, uint64_t done, uint32_t size,
+	       struct perf_bw *res)
+{
+	res->iters = done;
+	res->secs = (double)(perf_now_ns() - m->t0) / 1e9;
+	res->peak = m->peak;
+	if (res->peak < done * (double)size / res->secs)
+		res->peak = done * (double)size / res->secs;
+}
+
+int
+perf_params_check(const struct perf_params *pr)
+{
+	return pr->test >= N_TESTS || pr->size == 0 ||
+	       pr->size > PERF_MAX_SIZE || pr->iters == 0 ||
+	       pr->depth == 0 || pr->depth > PERF_MAX_DEPTH ||
+	       pr->qps == 0 || pr->qps > PERF_MAX_QPS ? -EINVAL : 0;
 }
 
 static void
@@ -77,13 +133,103 @@ usage(void)
 	       "  -a, --all             sizes 2 .. 2^23\n"
 	       "  -n, --iters N         iterations (bw 5000, lat 1000)\n"
 	       "  -D, --duration S      bw: run S seconds instead\n"
-	       "  -t, --tx-depth N      work requests in flight (128)\n"
+	       "  -q, --qp N            bw: QPs, 1..16 (1)\n"
+	       "  -t, --tx-depth N      work requests in flight a QP (128)\n"
 	       "  -m, --mtu P           PMTU 256..4096 (1024)\n"
-	       "  -p, --port N          service (conn_qual, 18515)\n"
+	       "  -p, --port N          service (conn_qual) or UDP port (18515)\n"
 	       "      --report_gbits    bandwidth in Gb/s\n"
 	       "      --out_json FILE   results as JSON\n"
-	       "      --dev ARGS        DPDK device (memif pair by default)\n"
-	       "      --ip ADDR         our IPv4 (198.18.0.1 server, .2 client)\n");
+	       "      --transport T     dpdat (default), udp (kernel sockets),\n"
+	       "                        verbs (kernel RDMA device)\n"
+	       "      --dev ARGS        dpdat: DPDK device (memif pair by default)\n"
+	       "      --ip ADDR         our IPv4 (dpdat: 198.18.0.1 server, .2 client)\n"
+	       "      --port_mtu N      dpdat: the port's MTU (from the PMTU)\n");
+}
+
+static uint32_t
+number(const char *arg, const char *what, uint32_t min, uint32_t max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 0);
+	if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-' ||
+	    v < min || v > max)
+		bad_arg("%s: '%s' is not a number in %u..%u", what, arg, min,
+			max);
+	return (uint32_t)v;
+}
+
+static void
+pick_transport(const char *name)
+{
+	for (size_t k = 0; k < sizeof(transports) / sizeof(transports[0]); k++)
+		if (strcmp(name, transports[k]->name) == 0) {
+			tr = transports[k];
+			return;
+		}
+	if (strcmp(name, "verbs") == 0) {
+		fprintf(stderr, "dpdat-perf: --transport=verbs: not built: "
+			"libibverbs-dev/librdmacm-dev missing\n");
+		exit(EXIT_NO_VERBS);
+	}
+	bad_arg("--transport: '%s' is not dpdat, udp or verbs", name);
+}
+
+/* The test: argv[0] ending in its name (ib_write_bw style), or argv[1]. */
+static int
+pick_test(int argc, char **argv)
+{
+	const char *t = strrchr(argv[0], '/');
+	int k;
+
+	t = t ? t + 1 : argv[0];
+	for (k = 0; k < N_TESTS; k++)
+		if (strstr(t, names[k]) != NULL) {
+			perf_opt.test = (enum perf_test)k;
+			return 1;
+		}
+	if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		usage();
+		exit(0);
+	}
+	for (k = 0; argc > 1 && k < N_TESTS; k++)
+		if (strcmp(argv[1], names[k]) == 0) {
+			perf_opt.test = (enum perf_test)k;
+			return 2;
+		}
+	bad_arg("%s: not a test (write_bw write_lat read_bw read_lat send_bw "
+		"send_lat)", argc > 1 ? argv[1] : "no test");
+}
+
+static void
+option(int c, const char *arg)
+{
+	struct perf_opts *o = &perf_opt;
+
+	switch (c) {
+	case 's': o->size = number(arg, "-s", 1, PERF_MAX_SIZE); break;
+	case 'a': o->all = 1; break;
+	case 'n': o->iters = number(arg, "-n", 1, 100000000); break;
+	case 'D': o->secs = number(arg, "-D", 1, 86400); break;
+	case 'q': o->qps = number(arg, "-q", 1, PERF_MAX_QPS); break;
+	case 't': o->depth = number(arg, "-t", 1, PERF_MAX_DEPTH); break;
+	case 'm': o->pmtu = (uint16_t)number(arg, "-m", 256, 4096);
+		if (o->pmtu & (o->pmtu - 1))
+			bad_arg("-m: PMTU %s is not 256, 512, 1024, 2048 or "
+				"4096", arg);
+		break;
+	case 'p': o->service = (uint16_t)number(arg, "-p", 1, 65535); break;
+	case 'g': o->gbits = 1; break;
+	case 'j': o->json = arg; break;
+	case 'T': pick_transport(arg); break;
+	case 'd': o->dev = arg; break;
+	case 'i': o->ip = arg; break;
+	case 'M': o->mtu = (uint16_t)number(arg, "--port_mtu", 576, 9600);
+		break;
+	case 'h': usage(); exit(0);
+	}
 }
 
 static void
@@ -92,58 +238,41 @@ parse(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "size", 1, NULL, 's' }, { "all", 0, NULL, 'a' },
 		{ "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
-		{ "tx-depth", 1, NULL, 't' }, { "mtu", 1, NULL, 'm' },
-		{ "port", 1, NULL, 'p' }, { "report_gbits", 0, NULL, 'g' },
-		{ "out_json", 1, NULL, 'j' }, { "dev", 1, NULL, 'd' },
-		{ "ip", 1, NULL, 'i' }, { "help", 0, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
-	const char *t = strrchr(argv[0], '/');
-	int c, k, first = 1;
+		{ "qp", 1, NULL, 'q' }, { "tx-depth", 1, NULL, 't' },
+		{ "mtu", 1, NULL, 'm' }, { "port", 1, NULL, 'p' },
+		{ "report_gbits", 0, NULL, 'g' }, { "out_json", 1, NULL, 'j' },
+		{ "transport", 1, NULL, 'T' }, { "dev", 1, NULL, 'd' },
+		{ "ip", 1, NULL, 'i' }, { "port_mtu", 1, NULL, 'M' },
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+	struct perf_opts *o = &perf_opt;
+	int c, lat;
 
-	t = t ? t + 1 : argv[0];
-	for (k = 0; k < N_TESTS; k++)
-		if (strstr(t, names[k]) != NULL)
-			break;
-	if (k == N_TESTS && argc > 1) {
-		for (k = 0; k < N_TESTS; k++)
-			if (strcmp(argv[1], names[k]) == 0)
-				break;
-		first = 2;
+	optind = pick_test(argc, argv);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "s:an:D:q:t:m:p:h", lo, NULL)) != -1) {
+		if (c == '?')
+			bad_arg("%s: unknown option or missing value",
+				argv[optind - 1]);
+		option(c, optarg);
 	}
-	if (k == N_TESTS) {
-		usage();
-		exit(2);
-	}
-	o.test = (enum test)k;
-	optind = first;
-	while ((c = getopt_long(argc, argv, "s:an:D:t:m:p:h", lo, NULL)) != -1) {
-		switch (c) {
-		case 's': o.size = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'a': o.all = 1; break;
-		case 'n': o.iters = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'D': o.secs = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 't': o.depth = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'm': o.pmtu = (uint16_t)strtoul(optarg, NULL, 0); break;
-		case 'p': o.service = (uint16_t)strtoul(optarg, NULL, 0); break;
-		case 'g': o.gbits = 1; break;
-		case 'j': o.json = optarg; break;
-		case 'd': o.dev = optarg; break;
-		case 'i': o.ip = optarg; break;
-		default: usage(); exit(c == 'h' ? 0 : 2);
-		}
-	}
-	o.peer = optind < argc ? argv[optind] : NULL;
-	o.server = o.peer == NULL;
-	if (o.size == 0)
-		o.size = (o.test & 1) ? 2 : 65536;
-	if (o.iters == 0)
-		o.iters = (o.test & 1) ? 1000 : 5000;
-	if (o.size > MAX_SIZE || o.depth == 0 || o.depth > 256 ||
-	    o.iters == 0 || (o.pmtu != 256 && o.pmtu != 512 && o.pmtu != 1024 &&
-			     o.pmtu != 2048 && o.pmtu != 4096))
-		die("bad size, depth, iterations or PMTU");
-	if (o.mtu < o.pmtu + 64)
-		o.mtu = (uint16_t)(o.pmtu + 64 > 1500 ? o.pmtu + 104 : 1500);
+	if (optind + 1 < argc)
+		bad_arg("one server address at most ('%s' too)", argv[optind + 1]);
+	o->peer = optind < argc ? argv[optind] : NULL;
+	o->server = o->peer == NULL;
+	lat = perf_is_lat(o->test);
+	if (lat && o->qps > 1)
+		bad_arg("-q %u: latency tests run on one QP, as perftest", o->qps);
+	if (lat && o->secs)
+		bad_arg("-D: latency tests count iterations (-n)");
+	if (o->qps > tr->max_qps)
+		bad_arg("-q %u: --transport=%s has %u QP%s at most", o->qps,
+			tr->name, tr->max_qps, tr->max_qps > 1 ? "s" : "");
+	if (o->size == 0)
+		o->size = lat ? 2 : 65536;
+	if (o->iters == 0)
+		o->iters = lat ? 1000 : 5000;
+	if (o->mtu < o->pmtu + 64)
+		o->mtu = (uint16_t)(o->pmtu + 64 > 1500 ? o->pmtu + 104 : 1500);
 }
 
 static const char *
@@ -154,227 +283,81 @@ line(void)
 }
 
 static void
-banner(uint32_t qpn)
+banner(const struct perf_params *pr, const struct perf_info *in)
 {
-	struct dpdat_port_info pi;
-
-	dpdat_port_query(dpdat_dev_port(dev), &pi);
-	printf("%s\n%*s%s\n", line(), 20, "", titles[o.test]);
-	printf(" Dual-port       : OFF\t\tDevice         : %s\n", pi.name);
-	printf(" Number of qps   : 1\t\tTransport type : RoCEv2 (dpdat)\n");
-	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
-	printf(" TX depth        : %u\n", (o.test & 1) ? 1 : o.depth);
-	printf(" Mtu             : %u[B]\n", o.pmtu);
+	printf("%s\n%*s%s\n", line(), 20, "", titles[pr->test]);
+	printf(" Dual-port       : OFF\t\tDevice         : %s\n", in->dev);
+	printf(" Number of qps   : %u\t\tTransport type : %s\n", pr->qps,
+	       in->type);
+	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n",
+	       strcmp(tr->name, "udp") ? "RC" : "UDP");
+	printf(" TX depth        : %u\n", perf_is_lat(pr->test) ? 1 : pr->depth);
+	printf(" Mtu             : %u[B]\n", in->mtu);
 	printf(" Link type       : Ethernet\n");
 	printf(" Max inline data : 0[B]\n");
-	printf(" rdma_cm QPs\t : OFF (IB CM by dpdat)\n");
-	printf(" Data ex. method : dpdat CM private data\n");
-	printf("%s\n local address: IP %s QPN 0x%04x\n%s\n", line(),
-	       o.ip, qpn, line());
+	printf(" rdma_cm QPs\t : %s\n", in->cm);
+	printf(" Data ex. method : %s\n%s\n", in->exchange, line());
+	for (int q = 0; q < in->nlocal; q++)
+		printf(" local address: %s\n", in->local[q]);
+	printf("%s\n", line());
 }
 
 static void
-setup(void)
+table_header(const struct perf_params *pr)
 {
-	struct dpdat_eal_conf ec = { .program = "dpdat-perf", .mem_mb = 512 };
-	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_INLINE };
-	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
-	struct dpdat_qp_conf qc = { .max_send_wr = 512, .max_recv_wr = 512 };
-	struct dpdat_lmr_info li;
-	struct dpdat_pz *pz;
-	struct dpdat_lmr *lmr;
-	static char devargs[256];
+	const char *u = perf_opt.gbits ? "Gb/sec" : "MiB/sec";
 
-	if (dpdat_eal_init(&ec) < 0)
-		die("EAL");
-	if (o.dev == NULL) {
-		snprintf(devargs, sizeof(devargs),
-			 "net_memif0,role=%s,socket=/tmp/dpdat-perf-%u.sock",
-			 o.server ? "server" : "client", o.service);
-		o.dev = devargs;
-	}
-	if (o.ip == NULL)
-		o.ip = o.server ? "198.18.0.1" : "198.18.0.2";
-	dc.port.device = o.dev;
-	dc.port.ipv4 = o.ip;
-	dc.port.mtu = o.mtu;
-	dc.port.link_wait_s = 30;
-	dev = dpdat_dev_open(&dc);
-	if (dev == NULL)
-		die(rte_strerror(rte_errno));
-	pz = dpdat_pz_create(dpdat_dev_domain(dev));
-	buf = dpdat_mem_alloc(2 * MAX_SIZE, 4096, -1);
-	d.virt.addr = buf;
-	d.virt.length = 2 * MAX_SIZE;
-	lmr = buf ? dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL) : NULL;
-	cq = dpdat_cq_create(dev, 4096);
-	qc.pz = pz;
-	qc.send_cq = qc.recv_cq = cq;
-	qp = cq ? dpdat_qp_create(dev, &qc) : NULL;
-	if (lmr == NULL || qp == NULL)
-		die("setup (memory, CQ or QP)");
-	dpdat_lmr_query(lmr, &li);
-	key = li.lmr_context;
-}
-
-/* Connect through the CM; the client's parameters travel in the REQ. */
-static void
-connect_peer(struct params *pr)
-{
-	struct params mine = *pr, theirs;
-	struct dpdat_cm_event ev;
-	uint32_t ip;
-
-	eq = dpdat_cm_eq_create(dev, 16);
-	if (eq == NULL)
-		die("event queue");
-	mine.addr = (uintptr_t)buf;
-	mine.rkey = key;
-	if (o.server) {
-		if (dpdat_cm_listen(dev, o.service, eq) == NULL)
-			die("listen");
-		printf("\n************************************\n"
-		       "* Waiting for client to connect... *\n"
-		       "************************************\n");
-		if (dpdat_cm_eq_wait(eq, &ev, -1) != 1 ||
-		    ev.type != DPDAT_CM_CONNECT_REQUEST)
-			die("connection request");
-		memcpy(&theirs, ev.private_data, sizeof(theirs));
-		if (theirs.test >= N_TESTS || theirs.size > MAX_SIZE)
-			die("bad parameters from the client");
-		*pr = theirs;
-		o.test = (enum test)theirs.test;
-		conn = ev.conn;
-		if (dpdat_cm_accept(conn, qp, &mine, sizeof(mine), eq) != 0)
-			die("accept");
-		if (dpdat_cm_eq_wait(eq, &ev, 10000) != 1 ||
-		    ev.type != DPDAT_CM_ESTABLISHED)
-			die("not established");
-	} else {
-		if (inet_pton(AF_INET, o.peer, &ip) != 1)
-			die("bad server address");
-		for (int t = 0;; t++) {	/* the server may not listen yet */
-			if (dpdat_cm_connect(qp, ip, o.service, &mine,
-					     sizeof(mine), eq) == NULL)
-				die("connect");
-			if (dpdat_cm_eq_wait(eq, &ev, 20000) != 1)
-				die("no answer");
-			if (ev.type == DPDAT_CM_ESTABLISHED)
-				break;
-			if (t == 20)
-				die("not established");
-			dpdat_cm_conn_free(ev.conn);
-			rte_delay_us_sleep(200000);
-		}
-		memcpy(&theirs, ev.private_data, sizeof(theirs));
-		conn = ev.conn;
-	}
-	peer_addr = theirs.addr;
-	peer_rkey = theirs.rkey;
-}
-
-static void
-post_to(enum dpdat_wr_opcode op, uint32_t size, uint64_t id, uint32_t flags,
-	uint64_t roff)
-{
-	struct dpdat_sge sge = { (uintptr_t)buf, size, key };
-	struct dpdat_send_wr wr = { .wr_id = id, .opcode = op, .flags = flags,
-		.sg_list = &sge, .num_sge = 1, .remote_addr = peer_addr + roff,
-		.rkey = peer_rkey };
-
-	while (dpdat_post_send(qp, &wr) == -ENOMEM)
-		dpdat_dev_progress(dev);
-}
-
-static void
-post(enum dpdat_wr_opcode op, uint32_t size, uint64_t id, uint32_t flags)
-{
-	post_to(op, size, id, flags, 0);
-}
-
-static void
-post_recv(uint32_t size)
-{
-	/* received data goes to the second half; the last byte of a SEND
-	 * lands where a latency loop looks for it */
-	struct dpdat_sge sge = { (uintptr_t)buf + MAX_SIZE, size, key };
-	struct dpdat_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
-
-	if (dpdat_post_recv(qp, &wr) != 0)
-		die("post_recv");
-}
-
-static uint32_t
-reap(int max)
-{
-	struct dpdat_wc wc[64];
-	int n = dpdat_cq_poll(cq, wc, RTE_MIN(max, 64));
-
-	for (int i = 0; i < n; i++)
-		if (wc[i].status != DPDAT_WC_SUCCESS) {
-			fprintf(stderr, "completion status %d\n", wc[i].status);
-			exit(1);
-		}
-	return n > 0 ? (uint32_t)n : 0;
-}
-
-static const enum dpdat_wr_opcode ops[N_TESTS] = {
-	DPDAT_WR_RDMA_WRITE, DPDAT_WR_RDMA_WRITE, DPDAT_WR_RDMA_READ,
-	DPDAT_WR_RDMA_READ, DPDAT_WR_SEND, DPDAT_WR_SEND };
-
-/* The client streams; the server posts receives for SEND tests. */
-static void
-bw(const struct params *pr, uint32_t size)
-{
-	const uint64_t hz = rte_get_tsc_hz();
-	const uint64_t limit = pr->secs ? pr->secs * hz : UINT64_MAX;
-	uint64_t t0, tl, now, done = 0, posted = 0, last = 0;
-	uint32_t out = 0;
-	double peak = 0, avg;
-
-	if (o.server)
-		return;	/* the server serves in serve() */
-	t0 = tl = rte_get_tsc_cycles();
-	for (;;) {
-		now = rte_get_tsc_cycles();
-		while (out < pr->depth && (pr->secs ? now - t0 < limit :
-					   posted < pr->iters)) {
-			post(ops[o.test], size, posted++, DPDAT_SEND_SIGNALED);
-			out++;
-		}
-		uint32_t n = reap(64);
-
-		out -= n;
-		done += n;
-		if (now - tl > hz / 10 && done > last) {
-			double bw = (double)(done - last) * size /
-				    ((double)(now - tl) / hz);
-			peak = bw > peak ? bw : peak;
-			tl = now;
-			last = done;
-		}
-		if (out == 0 && (pr->secs ? now - t0 >= limit :
-				 done >= pr->iters))
-			break;
-	}
-	avg = (double)done * size / ((double)(now - t0) / hz);
-	if (peak < avg)
-		peak = avg;
-	if (o.gbits)
-		printf(" %-10u %-14lu %-19.2f %-21.2f %.6f\n", size,
-		       (unsigned long)done, peak * 8 / 1e9, avg * 8 / 1e9,
-		       (double)done / ((double)(now - t0) / hz) / 1e6);
+	if (!perf_is_lat(pr->test))
+		printf(" #bytes     #iterations    BW peak[%s]    "
+		       "BW average[%s]   MsgRate[Mpps]\n", u, u);
 	else
-		printf(" %-10u %-14lu %-19.2f %-21.2f %.6f\n", size,
-		       (unsigned long)done, peak / (1 << 20), avg / (1 << 20),
-		       (double)done / ((double)(now - t0) / hz) / 1e6);
-	if (json)
-		fprintf(json, "%s{\"bytes\": %u, \"iterations\": %lu, "
-			"\"bw_peak_mib\": %.3f, \"bw_avg_mib\": %.3f, "
-			"\"msg_rate_mpps\": %.6f}", ftell(json) > 40 ? ", " : "",
-			size, (unsigned long)done, peak / (1 << 20),
-			avg / (1 << 20),
-			(double)done / ((double)(now - t0) / hz) / 1e6);
+		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  "
+		       "t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
+		       "99%% percentile[usec]   99.9%% percentile[usec]\n");
+}
+
+static void
+json_open(const struct perf_params *pr)
+{
+	if (perf_opt.json == NULL)
+		return;
+	json = fopen(perf_opt.json, "w");
+	if (json == NULL)
+		perf_die("cannot write %s: %s", perf_opt.json, strerror(errno));
+	fprintf(json, "{\"test\": \"%s\", \"transport\": \"%s\", \"qps\": %u, "
+		"\"results\": [", names[pr->test], tr->name, pr->qps);
+}
+
+static void
+json_close(void)
+{
+	if (json == NULL)
+		return;
+	fprintf(json, "]}\n");
+	if (fclose(json) != 0)
+		perf_die("cannot write %s", perf_opt.json);
+}
+
+static void
+bw_row(uint32_t size, const struct perf_bw *r)
+{
+	double scale = perf_opt.gbits ? 8 / 1e9 : 1.0 / (1 << 20);
+	double avg = (double)r->iters * size / r->secs;
+	double rate = (double)r->iters / r->secs / 1e6;
+
+	printf(" %-10u %-14lu %-19.2f %-21.2f %.6f\n", size,
+	       (unsigned long)r->iters, r->peak * scale, avg * scale, rate);
+	if (json == NULL)
+		return;
+	fprintf(json, "%s{\"bytes\": %u, \"iterations\": %lu, "
+		"\"bw_peak_mib\": %.3f, \"bw_avg_mib\": %.3f, "
+		"\"msg_rate_mpps\": %.6f", json_rows++ ? ", " : "", size,
+		(unsigned long)r->iters, r->peak / (1 << 20), avg / (1 << 20),
+		rate);
+	if (tr == &perf_udp)
+		fprintf(json, ", \"lost_datagrams\": %lu",
+			(unsigned long)r->lost);
+	fprintf(json, "}");
 }
 
 static int
@@ -385,185 +368,88 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Ping-pong (write_lat, send_lat: both sides) or one-sided round trips
- * (read_lat: the client). write_lat spins on the last byte of the buffer,
- * as ib_write_lat; send_lat waits for the receive completion. */
+/* perftest's latency row: ping-pongs report half the round trip. */
 static void
-lat(const struct params *pr, uint32_t size)
+lat_row(const struct perf_params *pr, uint32_t size, double *rtt)
 {
-	/* the peer writes into our second half; we write from the first */
-	volatile uint8_t *in = buf + MAX_SIZE + size - 1;
-	const double us = 1e6 / rte_get_tsc_hz();
-	double *rtt = NULL, sum = 0, sq = 0;
-	uint64_t t;
-	uint32_t i;
+	uint32_t n = pr->iters;
+	double sum = 0, sq = 0, avg, sd;
 
-	if (!o.server)
-		rtt = calloc(pr->iters, sizeof(double));
-	if (o.test == S_LAT)
-		for (i = 0; i < 2 && i < pr->iters; i++)
-			post_recv(size);
-	for (i = 1; i <= pr->iters; i++) {
-		uint8_t seq = (uint8_t)(i % 255 + 1);	/* never 0, never twice */
-
-		t = rte_get_tsc_cycles();
-		if (o.test == R_LAT) {
-			post(DPDAT_WR_RDMA_READ, size, i, DPDAT_SEND_SIGNALED);
-			while (reap(1) == 0)
-				;
-		} else if (o.test == W_LAT) {
-			if (!o.server) {
-				buf[size - 1] = seq;
-				post_to(DPDAT_WR_RDMA_WRITE, size, i, 0,
-					MAX_SIZE);
-			}
-			while (*in != seq)
-				dpdat_dev_progress(dev);
-			if (o.server) {
-				buf[size - 1] = seq;
-				post_to(DPDAT_WR_RDMA_WRITE, size, i, 0,
-					MAX_SIZE);
-			}
-			reap(16);	/* errors only: unsignaled */
-		} else {	/* send_lat */
-			struct dpdat_wc wc;
-
-			if (!o.server)
-				post(DPDAT_WR_SEND, size, i, 0);
-			do {	/* the receive completes when the peer's
-				 * SEND arrived */
-				if (dpdat_cq_poll(cq, &wc, 1) == 1 &&
-				    wc.status != DPDAT_WC_SUCCESS)
-					die("send_lat completion");
-			} while (wc.opcode != DPDAT_WR_RECV ||
-				 wc.status != DPDAT_WC_SUCCESS ||
-				 wc.wr_id == UINT64_MAX);
-			wc.wr_id = UINT64_MAX;
-			if (i + 2 <= pr->iters)
-				post_recv(size);
-			if (o.server)
-				post(DPDAT_WR_SEND, size, i, 0);
-		}
-		if (rtt != NULL)
-			rtt[i - 1] = (rte_get_tsc_cycles() - t) * us;
-	}
-	if (o.server)
-		return;
-	/* perftest reports half the round trip for ping-pong tests */
-	for (i = 0; i < pr->iters; i++) {
-		if (o.test != R_LAT)
+	for (uint32_t i = 0; i < n; i++) {
+		if (pr->test != R_LAT)
 			rtt[i] /= 2;
 		sum += rtt[i];
 		sq += rtt[i] * rtt[i];
 	}
-	qsort(rtt, pr->iters, sizeof(double), cmp_double);
-	double avg = sum / pr->iters;
-	double sd = sqrt(RTE_MAX(sq / pr->iters - avg * avg, 0.0));
+	qsort(rtt, n, sizeof(double), cmp_double);
+	avg = sum / n;
+	sd = sqrt(fmax(sq / n - avg * avg, 0.0));
+	double p99 = rtt[(size_t)(n * 0.99)], p999 = rtt[(size_t)(n * 0.999)];
 
 	printf(" %-7u %-10u %-13.2f %-13.2f %-15.2f %-13.2f %-15.2f %-22.2f "
-	       "%.2f\n", size, pr->iters, rtt[0], rtt[pr->iters - 1],
-	       rtt[pr->iters / 2], avg, sd, rtt[(size_t)(pr->iters * 0.99)],
-	       rtt[(size_t)(pr->iters * 0.999)]);
-	if (json)
+	       "%.2f\n", size, n, rtt[0], rtt[n - 1], rtt[n / 2], avg, sd, p99,
+	       p999);
+	if (json != NULL)
 		fprintf(json, "%s{\"bytes\": %u, \"iterations\": %u, "
 			"\"t_min_us\": %.3f, \"t_max_us\": %.3f, "
 			"\"t_typical_us\": %.3f, \"t_avg_us\": %.3f, "
 			"\"t_stdev_us\": %.3f, \"p99_us\": %.3f, "
-			"\"p999_us\": %.3f}", ftell(json) > 40 ? ", " : "",
-			size, pr->iters, rtt[0], rtt[pr->iters - 1],
-			rtt[pr->iters / 2], avg, sd,
-			rtt[(size_t)(pr->iters * 0.99)],
-			rtt[(size_t)(pr->iters * 0.999)]);
-	free(rtt);
+			"\"p999_us\": %.3f}", json_rows++ ? ", " : "", size, n,
+			rtt[0], rtt[n - 1], rtt[n / 2], avg, sd, p99, p999);
 }
 
-/* The server's side of bandwidth tests: receives kept posted for SEND,
- * otherwise only the engine, until the client disconnects. */
 static void
-serve_bw(void)
+run_client(const struct perf_params *pr)
 {
-	struct dpdat_cm_event ev;
-	uint32_t posted = 0;
-	struct dpdat_wc wc[64];
-	int n;
+	double *rtt = NULL;
+	struct perf_bw r;
 
-	for (;;) {
-		while (o.test == S_BW && posted < 256) {
-			post_recv(MAX_SIZE);
-			posted++;
-		}
-		n = dpdat_cq_poll(cq, wc, 64);
-		posted -= (uint32_t)(n > 0 ? n : 0);
-		if (dpdat_cm_eq_poll(eq, &ev) == 1 &&
-		    (ev.type == DPDAT_CM_DISCONNECTED ||
-		     ev.type == DPDAT_CM_BROKEN))
-			return;
+	table_header(pr);
+	if (perf_is_lat(pr->test)) {
+		rtt = calloc(pr->iters, sizeof(double));
+		if (rtt == NULL)
+			perf_die("no memory for %u samples", pr->iters);
 	}
+	for (uint32_t size = perf_first_size(pr); size != 0;
+	     size = perf_next_size(pr, size)) {
+		if (rtt == NULL) {
+			tr->bw(pr, size, &r);
+			bw_row(size, &r);
+		} else {
+			tr->lat(pr, size, rtt);
+			lat_row(pr, size, rtt);
+		}
+	}
+	free(rtt);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct params pr;
-	struct dpdat_qp_info qi;
-	struct dpdat_cm_event ev;
-	uint32_t size;
+	struct perf_opts *o = &perf_opt;
+	struct perf_info info = { .mtu = 0 };
+	struct perf_params pr;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	parse(argc, argv);
-	setup();
-	pr = (struct params){ .test = o.test, .size = o.size, .iters = o.iters,
-			      .depth = o.depth, .all = (uint32_t)o.all,
-			      .secs = o.secs };
-	connect_peer(&pr);
-	dpdat_qp_query(qp, &qi);
-	banner(qi.qpn);
-	if (o.json != NULL && !o.server) {
-		json = fopen(o.json, "w");
-		if (json == NULL)
-			die("cannot write the JSON file");
-		fprintf(json, "{\"test\": \"%s\", \"results\": [",
-			names[o.test]);
-	}
-	if (!o.server && (o.test & 1) == 0)
-		printf(" #bytes     #iterations    BW peak[%s]    BW average[%s]"
-		       "   MsgRate[Mpps]\n", o.gbits ? "Gb/sec" : "MiB/sec",
-		       o.gbits ? "Gb/sec" : "MiB/sec");
-	else if (!o.server)
-		printf(" #bytes #iterations    t_min[usec]    t_max[usec]  "
-		       "t_typical[usec]    t_avg[usec]    t_stdev[usec]   "
-		       "99%% percentile[usec]   99.9%% percentile[usec]\n");
-	if (o.server && ((o.test & 1) == 0 || o.test == R_LAT)) {
-		serve_bw();
+	tr->setup();
+	pr = (struct perf_params){ .test = o->test, .size = o->size,
+		.iters = o->iters, .depth = o->depth, .all = (uint32_t)o->all,
+		.secs = o->secs, .qps = o->qps };
+	if (o->server)
+		printf("\n************************************\n"
+		       "* Waiting for client to connect... *\n"
+		       "************************************\n");
+	tr->connect(&pr, &info);
+	banner(&pr, &info);
+	if (o->server) {
+		tr->serve(&pr);
 	} else {
-		for (size = pr.all ? 2 : pr.size; size <= (pr.all ? MAX_SIZE :
-							   pr.size); size *= 2) {
-			if ((o.test & 1) == 0)
-				bw(&pr, size);
-			else
-				lat(&pr, size);
-			if (!pr.all)
-				break;
-		}
+		json_open(&pr);
+		run_client(&pr);
 	}
 	printf("%s\n", line());
-	if (json) {
-		fprintf(json, "]}\n");
-		fclose(json);
-	}
-	/* the end: the client disconnects, the server waits for it */
-	if (!o.server && dpdat_cm_disconnect(conn, NULL, 0) != 0)
-		die("disconnect");
-	while (!o.server || ((o.test & 1) != 0 && o.test != R_LAT)) {
-		if (dpdat_cm_eq_wait(eq, &ev, 10000) != 1)
-			break;
-		if (ev.type == DPDAT_CM_DISCONNECTED ||
-		    ev.type == DPDAT_CM_BROKEN)
-			break;
-	}
-	/* linger: the last DREP must leave before the link goes */
-	for (uint64_t t0 = rte_get_tsc_cycles();
-	     rte_get_tsc_cycles() - t0 < rte_get_tsc_hz() / 5; )
-		dpdat_dev_progress(dev);
+	json_close();
+	tr->finish();
 	return 0;
 }

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * The dpdat transport: one device (a memif pair by default), one buffer
+ * registered once, -q QPs each connected through dpdat's CM; the client's
+ * parameters travel in every REQ, the server's buffer in every REP.
+ */
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_common.h>
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_cm.h>
+#include <dpdat/dpdat_qp.h>
+
+#include "perf.h"
+
+static struct dpdat_dev *dev;
+static struct dpdat_pz *pz;
+static struct dpdat_cq *cq;
+static struct dpdat_cm_eq *eq;
+static struct dpdat_qp *qps[PERF_MAX_QPS];
+static struct dpdat_cm_conn *conns[PERF_MAX_QPS];
+static uint32_t nqp, gone;	/* QPs connected, then disconnected */
+static uint8_t *buf;
+static uint32_t key, peer_rkey;
+static uint64_t peer_addr;
+
+static void
+open_dev(void)
+{
+	struct dpdat_eal_conf ec = { .program = "dpdat-perf", .mem_mb = 512 };
+	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_INLINE };
+	struct perf_opts *o = &perf_opt;
+	static char devargs[256];
+
+	if (dpdat_eal_init(&ec) < 0)
+		perf_die("EAL initialisation failed");
+	if (o->dev == NULL) {
+		snprintf(devargs, sizeof(devargs),
+			 "net_memif0,role=%s,socket=/tmp/dpdat-perf-%u.sock",
+			 o->server ? "server" : "client", o->service);
+		o->dev = devargs;
+	}
+	if (o->ip == NULL)
+		o->ip = o->server ? "198.18.0.1" : "198.18.0.2";
+	dc.port.device = o->dev;
+	dc.port.ipv4 = o->ip;
+	dc.port.mtu = o->mtu;
+	dc.port.link_wait_s = 30;
+	dev = dpdat_dev_open(&dc);
+	if (dev == NULL)
+		perf_die("device %s: %s", o->dev, rte_strerror(rte_errno));
+}
+
+static void
+setup(void)
+{
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct dpdat_lmr_info li;
+	struct dpdat_lmr *lmr;
+
+	open_dev();
+	pz = dpdat_pz_create(dpdat_dev_domain(dev));
+	buf = dpdat_mem_alloc(2 * PERF_MAX_SIZE, 4096, -1);
+	d.virt.addr = buf;
+	d.virt.length = 2 * PERF_MAX_SIZE;
+	lmr = buf && pz ? dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL) : NULL;
+	cq = dpdat_cq_create(dev, 2 * PERF_MAX_QPS * PERF_MAX_DEPTH);
+	eq = dpdat_cm_eq_create(dev, 4 * PERF_MAX_QPS);
+	if (lmr == NULL || cq == NULL || eq == NULL)
+		perf_die("setup (memory, CQ or event queue): %s",
+			 rte_strerror(rte_errno));
+	dpdat_lmr_query(lmr, &li);
+	key = li.lmr_context;
+}
+
+static struct dpdat_qp *
+new_qp(void)
+{
+	struct dpdat_qp_conf qc = { .pz = pz, .send_cq = cq, .recv_cq = cq,
+				    .max_send_wr = 2 * PERF_MAX_DEPTH,
+				    .max_recv_wr = 2 * PERF_MAX_DEPTH };
+	struct dpdat_qp *qp = dpdat_qp_create(dev, &qc);
+
+	if (qp == NULL)
+		perf_die("QP: %s", rte_strerror(rte_errno));
+	return qp;
+}
+
+/* Server: accept -q connections (the first REQ says how many). */
+static void
+accept_all(struct perf_params *pr, const struct perf_params *mine)
+{
+	struct dpdat_cm_event ev;
+	uint32_t up = 0;
+
+	if (dpdat_cm_listen(dev, perf_opt.service, eq) == NULL)
+		perf_die("listen on %u: %s", perf_opt.service,
+			 rte_strerror(rte_errno));
+	while (nqp == 0 || up < pr->qps) {
+		if (dpdat_cm_eq_wait(eq, &ev, nqp ? 10000 :
+				     PERF_WAIT_CLIENT_MS) != 1)
+			perf_die("no client connected (%u of %u QPs up)", up,
+				 nqp ? pr->qps : 1);
+		if (ev.type == DPDAT_CM_ESTABLISHED) {
+			up++;
+			continue;
+		}
+		if (ev.type != DPDAT_CM_CONNECT_REQUEST)
+			perf_die("connection: CM event %d", ev.type);
+		if (nqp == 0 && ev.private_data_len < sizeof(*pr))
+			perf_die("a request without test parameters");
+		if (nqp == 0)
+			memcpy(pr, ev.private_data, sizeof(*pr));
+		if (perf_params_check(pr) != 0 || nqp == pr->qps)
+			perf_die("bad parameters from the client");
+		qps[nqp] = new_qp();
+		conns[nqp] = ev.conn;
+		if (dpdat_cm_accept(ev.conn, qps[nqp], mine, sizeof(*mine),
+				    eq) != 0)
+			perf_die("accept");
+		nqp++;
+	}
+	peer_addr = pr->addr;
+	peer_rkey = pr->rkey;
+}
+
+/* Client: connect QP q; the server may not listen yet for the first. */
+static void
+connect_one(uint32_t q, const struct perf_params *mine)
+{
+	struct dpdat_cm_event ev;
+	struct perf_params theirs;
+	uint32_t ip;
+
+	if (inet_pton(AF_INET, perf_opt.peer, &ip) != 1)
+		perf_die("bad server address %s", perf_opt.peer);
+	qps[q] = new_qp();
+	for (int t = 0;; t++) {
+		if (dpdat_cm_connect(qps[q], ip, perf_opt.service, mine,
+				     sizeof(*mine), eq) == NULL)
+			perf_die("connect: %s", rte_strerror(rte_errno));
+		if (dpdat_cm_eq_wait(eq, &ev, 20000) != 1)
+			perf_die("no answer from %s", perf_opt.peer);
+		if (ev.type == DPDAT_CM_ESTABLISHED)
+			break;
+		if (t == 20 || q > 0)
+			perf_die("QP %u not connected (CM event %d)", q,
+				 ev.type);
+		dpdat_cm_conn_free(ev.conn);
+		rte_delay_us_sleep(200000);
+	}
+	memcpy(&theirs, ev.private_data, sizeof(theirs));
+	conns[q] = ev.conn;
+	peer_addr = theirs.addr;
+	peer_rkey = theirs.rkey;
+	nqp = q + 1;
+}
+
+static void
+post(uint32_t q, enum perf_op op, uint32_t size, uint64_t roff, int signaled,
+     uint64_t id)
+{
+	static const enum dpdat_wr_opcode dop[] = {
+		[PERF_WRITE] = DPDAT_WR_RDMA_WRITE,
+		[PERF_READ] = DPDAT_WR_RDMA_READ, [PERF_SEND] = DPDAT_WR_SEND };
+	struct dpdat_sge sge = { (uintptr_t)buf, size, key };
+	struct dpdat_send_wr wr = { .wr_id = id, .opcode = dop[op],
+		.flags = signaled ? DPDAT_SEND_SIGNALED : 0, .sg_list = &sge,
+		.num_sge = 1, .remote_addr = peer_addr + roff,
+		.rkey = peer_rkey };
+	int rc;
+
+	while ((rc = dpdat_post_send(qps[q], &wr)) == -ENOMEM)
+		dpdat_dev_progress(dev);
+	if (rc != 0)
+		perf_die("post_send: %s", strerror(-rc));
+}
+
+static void
+post_recv(uint32_t q, uint32_t size, uint64_t id)
+{
+	/* the peer's SENDs land in the second half, so the last byte of a
+	 * SEND is where a latency loop would look for it */
+	struct dpdat_sge sge = { (uintptr_t)buf + PERF_MAX_SIZE, size, key };
+	struct dpdat_recv_wr wr = { .wr_id = id, .sg_list = &sge,
+				    .num_sge = 1 };
+
+	if (dpdat_post_recv(qps[q], &wr) != 0)
+		perf_die("post_recv");
+}
+
+static int
+poll_cq(struct perf_wc *out, int max)
+{
+	struct dpdat_wc wc[64];
+	int n = dpdat_cq_poll(cq, wc, RTE_MIN(max, 64));
+
+	for (int i = 0; i < n; i++) {
+		if (wc[i].status != DPDAT_WC_SUCCESS &&
+		    wc[i].status != DPDAT_WC_WR_FLUSH_ERR)
+			perf_die("completion status %d (opcode %d)",
+				 wc[i].status, wc[i].opcode);
+		out[i].id = wc[i].wr_id;
+		out[i].flushed = wc[i].status == DPDAT_WC_WR_FLUSH_ERR;
+		out[i].recv = wc[i].opcode == DPDAT_WR_RECV ||
+			      wc[i].opcode == DPDAT_WR_RECV_RDMA_IMM;
+	}
+	return n > 0 ? n : 0;
+}
+
+static void
+progress(void)
+{
+	dpdat_dev_progress(dev);
+}
+
+static void
+count_end(const struct dpdat_cm_event *ev)
+{
+	if (ev->type == DPDAT_CM_DISCONNECTED || ev->type == DPDAT_CM_BROKEN)
+		gone++;
+}
+
+/* Nonzero once the peer began to leave. */
+static int
+peer_gone(void)
+{
+	struct dpdat_cm_event ev;
+
+	if (dpdat_cm_eq_poll(eq, &ev) == 1)
+		count_end(&ev);
+	return gone > 0;
+}
+
+static struct perf_rdma prims = {
+	.post = post, .post_recv = post_recv, .poll = poll_cq,
+	.progress = progress, .peer_gone = peer_gone,
+};
+
+static void
+connect_peer(struct perf_params *pr, struct perf_info *info)
+{
+	struct perf_params mine = *pr;
+	struct dpdat_port_info pi;
+	struct dpdat_qp_info qi;
+
+	mine.addr = (uintptr_t)buf;
+	mine.rkey = key;
+	if (perf_opt.server)
+		accept_all(pr, &mine);
+	else
+		for (uint32_t q = 0; q < pr->qps; q++)
+			connect_one(q, &mine);
+	prims.buf = buf;
+	prims.nqp = nqp;
+	perf_rdma_use(&prims);
+	dpdat_port_query(dpdat_dev_port(dev), &pi);
+	snprintf(info->dev, sizeof(info->dev), "%s", pi.name);
+	info->type = "RoCEv2 (dpdat)";
+	info->cm = "OFF (IB CM by dpdat)";
+	info->exchange = "dpdat CM private data";
+	for (uint32_t q = 0; q < nqp; q++) {
+		dpdat_qp_query(qps[q], &qi);
+		info->mtu = qi.pmtu;
+		snprintf(info->local[q], sizeof(info->local[q]),
+			 "IP %s QPN 0x%04x PSN 0x%06x", perf_opt.ip, qi.qpn,
+			 qi.sq_psn);
+	}
+	info->nlocal = (int)nqp;
+}
+
+/* The client disconnects every QP; both sides wait for the ends, then
+ * linger so that the last DREP leaves before the link goes. */
+static void
+finish(void)
+{
+	struct dpdat_cm_event ev;
+	uint64_t t0;
+
+	for (uint32_t q = 0; !perf_opt.server && q < nqp; q++)
+		if (dpdat_cm_disconnect(conns[q], NULL, 0) != 0)
+			perf_die("disconnect");
+	while (gone < nqp && dpdat_cm_eq_wait(eq, &ev, 10000) == 1)
+		count_end(&ev);
+	for (t0 = rte_get_timer_cycles();
+	     rte_get_timer_cycles() - t0 < rte_get_timer_hz() / 5; )
+		dpdat_dev_progress(dev);
+}
+
+const struct perf_transport perf_dpdat = {
+	.name = "dpdat", .max_qps = PERF_MAX_QPS,
+	.setup = setup, .connect = connect_peer, .bw = perf_rdma_bw,
+	.lat = perf_rdma_lat, .serve = perf_rdma_serve, .finish = finish,
+};
