@@ -48,9 +48,9 @@ def parse(text):
     for line in lines[i + 1:]:
         if line.startswith("-----"):
             break
-        if not line.startswith(" "):
-            continue    # a warning on the shared terminal
         f = line.split()
+        if not f or not f[0].isdigit():
+            continue    # a warning on the shared terminal
         if len(f) != len(cols):
             raise TableError(f"{len(f)} columns, not {len(cols)}: {line!r}")
         try:

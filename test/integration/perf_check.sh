@@ -2,47 +2,70 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The dpdat authors
 #
-# A short dpdat-perf run of every test type, server and client: each must
-# finish, print perftest's table header, and write JSON whose figures are
-# present and positive (units and completion, not speed).
-# Usage: perf_check.sh <dpdat-perf>
+# A short dpdat-perf run of every test type, over dpdat (a memif pair) and
+# over kernel UDP (loopback), and write_bw and send_bw over dpdat with
+# several QPs: server and client must finish, the client's table must read
+# back (perf_table.py: header, units, one row of the size asked for, 300
+# iterations, figures that agree with each other and with the JSON), the
+# JSON must name the transport and QPs, and both banners must show as many
+# QPs as asked for. Units and completion, not speed.
+# Usage: perf_check.sh <dpdat-perf> <perf_table.py>
 set -u
 perf=$1
+table=$2
 dir=$(mktemp -d /tmp/dpdat-perfcheck-XXXXXX)
-trap 'rm -rf "$dir"; pkill -P $$ 2>/dev/null' EXIT
+srv=
+trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$dir"' EXIT
 status=0
 port=19100
-for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
+
+# run <transport> <test> <qps> <size>
+run() {
+	local tr=$1 t=$2 q=$3 s=$4 peer=198.18.0.1 name="$1 $2 -q $3"
+	local crc src
+	[ "$tr" = udp ] && peer=127.0.0.1
 	port=$((port + 1))
-	timeout 60 "$perf" $t -p $port -n 300 >"$dir/srv.log" 2>&1 &
+	timeout 60 "$perf" "$t" --transport="$tr" -p $port >"$dir/srv.log" 2>&1 &
 	srv=$!
 	sleep 0.5
-	timeout 60 "$perf" $t -p $port -n 300 --out_json "$dir/$t.json" \
-		198.18.0.1 >"$dir/cli.log" 2>&1
+	timeout 60 "$perf" "$t" --transport="$tr" -p $port -q "$q" -s "$s" \
+		-n 300 --out_json "$dir/out.json" $peer >"$dir/cli.log" 2>&1
 	crc=$?
 	wait $srv; src=$?
-	case $t in
-	*_bw) hdr='#bytes +#iterations +BW peak\[MiB/sec\] +BW average\[MiB/sec\] +MsgRate\[Mpps\]' ;;
-	*) hdr='#bytes #iterations +t_min\[usec\] +t_max\[usec\] +t_typical\[usec\] +t_avg\[usec\] +t_stdev\[usec\] +99% percentile\[usec\] +99.9% percentile\[usec\]' ;;
-	esac
-	if [ $crc -ne 0 ] || [ $src -ne 0 ] || ! grep -Eq "$hdr" "$dir/cli.log"; then
-		echo "$t: FAILED (client $crc, server $src)"
-		grep -v '^EAL' "$dir/cli.log" | tail -5
+	srv=
+	if [ $crc -ne 0 ] || [ $src -ne 0 ]; then
+		echo "$name: FAILED (client $crc, server $src)"
+		grep -hv '^EAL' "$dir/cli.log" "$dir/srv.log" | tail -8
 		status=1
-		continue
+		return
 	fi
-	if ! /usr/bin/python3 - "$dir/$t.json" <<'PY'
+	for log in cli srv; do
+		if ! grep -Eq "Number of qps +: $q[[:space:]]" "$dir/$log.log" ||
+		   [ "$(grep -c 'local address:' "$dir/$log.log")" -ne "$q" ]; then
+			echo "$name: the $log banner does not show $q QPs"
+			status=1
+		fi
+	done
+	if ! /usr/bin/python3 - "$dir/out.json" "$tr" "$q" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
-r = d["results"][0]
-keys = ["bw_avg_mib", "msg_rate_mpps"] if d["test"].endswith("_bw") else \
-       ["t_min_us", "t_typical_us", "p99_us"]
-assert r["iterations"] == 300 and all(r[k] > 0 for k in keys), r
-print(d["test"] + ": " + ", ".join(f"{k} {r[k]:.3f}" for k in keys))
+assert d["transport"] == sys.argv[2] and d["qps"] == int(sys.argv[3]), d
 PY
 	then
-		echo "$t: bad JSON"
+		echo "$name: JSON without the right transport and qps"
 		status=1
 	fi
+	echo -n "$name: "
+	/usr/bin/python3 "$table" --sizes "$s" --iters 300 \
+		--json "$dir/out.json" "$dir/cli.log" || status=1
+}
+
+for tr in dpdat udp; do
+	for t in write_bw read_bw send_bw write_lat read_lat send_lat; do
+		case $t in *_bw) s=65536 ;; *) s=2 ;; esac
+		run $tr $t 1 $s
+	done
 done
+run dpdat write_bw 2 65536
+run dpdat send_bw 3 4096
 exit $status

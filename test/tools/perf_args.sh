@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# dpdat-perf as a user drives it. Bad arguments exit 2 with a message and
+# start nothing; --transport=verbs without an RDMA device (or without the
+# verbs build) exits 3 and says so; runs over kernel UDP with -a (every
+# size 2..2^23) and with --report_gbits print tables that read back
+# (perf_table.py: header, units, the sizes asked for, consistent figures,
+# the same as the JSON).
+# Usage: perf_args.sh <dpdat-perf> <perf_table.py>
+set -u
+perf=$1
+table=$2
+dir=$(mktemp -d /tmp/dpdat-perfargs-XXXXXX)
+srv=
+trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$dir"' EXIT
+status=0
+
+fail() {
+	echo "FAILED: $*"
+	status=1
+}
+
+# bad <message pattern> <args...>: exit 2, the message, no table
+bad() {
+	local want=$1 rc
+	shift
+	timeout 10 "$perf" "$@" >"$dir/out" 2>"$dir/err"
+	rc=$?
+	if [ $rc -ne 2 ] || ! grep -Eq "^dpdat-perf: .*$want" "$dir/err" ||
+	   grep -q '#bytes' "$dir/out"; then
+		fail "dpdat-perf $* exited $rc: $(head -c 300 "$dir/err")"
+	else
+		echo "ok: dpdat-perf $* -> 2: $(head -1 "$dir/err")"
+	fi
+}
+
+bad 'not a test' bogus_bw
+bad 'not a test'
+bad 'not a test' -s 64
+bad '-s: .0. is not a number' write_bw -s 0 127.0.0.1
+bad '-s: .9000000. is not a number' write_bw -s 9000000 127.0.0.1
+bad '-s: .64k. is not a number' write_bw -s 64k 127.0.0.1
+bad '-s: .-1. is not a number' write_bw -s -1 127.0.0.1
+bad '-n: .x. is not a number' send_lat -n x 127.0.0.1
+bad '-q: .0. is not a number' write_bw -q 0 127.0.0.1
+bad '-q: .17. is not a number' write_bw -q 17 127.0.0.1
+bad 'latency tests run on one QP' write_lat -q 2 127.0.0.1
+bad '-q 2: --transport=udp has 1 QP at most' send_bw --transport=udp -q 2
+bad '-t: .0. is not a number' read_bw -t 0
+bad '-m: PMTU 1000 is not' write_bw -m 1000
+bad '-m: .8192. is not a number' write_bw -m 8192
+bad '-D: latency tests count iterations' read_lat -D 2
+bad "--transport: 'tcp' is not dpdat, udp or verbs" write_bw --transport=tcp
+bad 'unknown option' write_bw --frobnicate
+bad 'missing value' write_bw -s
+bad 'one server address at most' write_bw 127.0.0.1 127.0.0.2
+
+if timeout 10 "$perf" --help | grep -q -- '--transport'; then
+	echo "ok: --help"
+else
+	fail "--help does not show --transport"
+fi
+
+# verbs: this machine has no RDMA device (or the build has no verbs)
+if ls /sys/class/infiniband/* >/dev/null 2>&1; then
+	echo "skip: an RDMA device exists, the no-device path cannot run"
+else
+	timeout 10 "$perf" write_bw --transport=verbs 127.0.0.1 \
+		>"$dir/out" 2>"$dir/err"
+	rc=$?
+	if [ $rc -eq 3 ] && grep -Eq -- '--transport=verbs: (no RDMA device on this machine|not built)' "$dir/err"; then
+		echo "ok: verbs -> 3: $(cat "$dir/err")"
+	else
+		fail "--transport=verbs exited $rc: $(cat "$dir/err")"
+	fi
+fi
+
+# udp <check args> -- <perf args>: a run whose table reads back
+port=19300
+udp() {
+	local check=() rc
+	while [ "$1" != -- ]; do check+=("$1"); shift; done
+	shift
+	port=$((port + 1))
+	timeout 60 "$perf" "$1" --transport=udp -p $port >"$dir/srv.log" 2>&1 &
+	srv=$!
+	timeout 60 "$perf" "$@" --transport=udp -p $port \
+		--out_json "$dir/out.json" 127.0.0.1 >"$dir/cli.log" 2>"$dir/err"
+	rc=$?
+	wait $srv || rc=$((rc + 100))
+	srv=
+	echo -n "$*: "
+	if [ $rc -ne 0 ]; then
+		fail "exit $rc: $(tail -3 "$dir/err")"
+	elif ! /usr/bin/python3 "$table" "${check[@]}" --json "$dir/out.json" \
+		"$dir/cli.log"; then
+		status=1
+	fi
+}
+udp --sizes all --iters 200 -- write_bw -a -n 200
+udp --sizes all --iters 200 -- send_lat -a -n 200
+udp --sizes 1000 --iters 500 --gbits -- read_bw -s 1000 -n 500 --report_gbits
+udp --sizes 3 --iters 100 -- read_lat -s 3 -n 100
+exit $status
