@@ -11,11 +11,13 @@
  * magic and goes to a free list of its type, never back to malloc: a stale
  * handle then reads as invalid instead of crashing the process.
  *
- * Locking. The IA lock guards the IA's object lists and creation and
- * destruction; each EVD and each EP have their own lock. Order: IA, then
- * EP, then EVD. Native dpdat calls are thread safe where they are used
- * from several threads (posting: MPSC rings; CQ polling under the EVD
- * lock).
+ * Locking. The IA lock guards only the IA's object list (a leaf: nothing
+ * else is taken under it). Each EVD and each EP have their own lock; an
+ * EVD lock may be taken under an EP lock, never the reverse (events are
+ * converted under the EVD lock, so EP state is an atomic changed by
+ * compare-and-swap). Native dpdat calls are thread safe where they are
+ * used from several threads (posting: MPSC rings; CQ polling under the
+ * EVD lock).
  *
  * Events. An EVD is a software queue of ready DAT_EVENTs plus, by its
  * flags, a dpdat CQ (DTO and RMR bind completions) and a dpdat CM event
@@ -187,7 +189,8 @@ struct dd_ep {
 	struct dd_obj h;
 	pthread_mutex_t lock;
 	DAT_EP_PARAM param;
-	DAT_EP_STATE state;
+	DAT_EP_STATE state;		/* atomic: dd_ep_state(), dd_ep_move() */
+	uint32_t gen;			/* incarnation of the QP (ep.c) */
 	struct dd_pz *pz;
 	struct dd_evd *req_evd, *recv_evd, *conn_evd;
 	struct dd_srq *srq;
@@ -212,6 +215,7 @@ struct dd_sp {				/* PSP, RSP and CSP */
 struct dd_cr {
 	struct dd_obj h;
 	struct dd_sp *sp;
+	struct dd_ep *ep;		/* the reserved EP of an RSP, else NULL */
 	struct dpdat_cm_conn *conn;
 	DAT_SOCK_ADDR remote;
 	uint8_t pdata[DPDAT_CM_REQ_PDATA_MAX];

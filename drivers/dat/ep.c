@@ -1,0 +1,710 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Endpoints: a dpdat RC QP each, data transfers, and the conversion of
+ * dpdat completions into DAT DTO events.
+ *
+ * A posted WR is recorded in the EP's send or receive queue (cookie,
+ * length, operation); its wr_id names the EP, the incarnation of its QP
+ * and the slot:
+ *     wr_id = ep << 16 | (gen & 0x1f) << 11 | slot     (slot < 2048)
+ * EP memory is never returned to malloc (obj.c), so a completion that
+ * arrives after the EP was freed or reset is recognised (dead magic or old
+ * generation) and dropped. Completions of one queue arrive in order, so a
+ * completion of slot k also retires the unsignaled WRs before it.
+ *
+ * The EP state changes on consumer calls and on CM events (drained under
+ * an EVD lock); it is an atomic and changes by compare-and-swap, so no EP
+ * lock is taken under an EVD lock.
+ */
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_common.h>
+
+#include "dd_calls.h"
+#include "dd_ep.h"
+
+#define WR_SLOT_BITS	11
+#define WR_GEN_BITS	5
+
+static const DAT_EP_ATTR ep_defaults = {
+	.service_type = DAT_SERVICE_TYPE_RC,
+	.max_message_size = DD_MAX_RDMA_SIZE,
+	.max_rdma_size = DD_MAX_RDMA_SIZE,
+	.qos = DAT_QOS_BEST_EFFORT,
+	.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG,
+	.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG,
+	.max_recv_dtos = 256,
+	.max_request_dtos = 256,
+	.max_recv_iov = DD_MAX_IOV,
+	.max_request_iov = DD_MAX_IOV,
+	.max_rdma_read_in = DD_MAX_RDMA_READ_IN,
+	.max_rdma_read_out = DD_MAX_RDMA_READ_IN,
+	.max_rdma_read_iov = DD_MAX_IOV,
+	.max_rdma_write_iov = DD_MAX_IOV,
+};
+
+DAT_EP_STATE
+dd_ep_state(const struct dd_ep *ep)
+{
+	return __atomic_load_n(&ep->state, __ATOMIC_ACQUIRE);
+}
+
+bool
+dd_ep_move(struct dd_ep *ep, DAT_EP_STATE from, DAT_EP_STATE to)
+{
+	return __atomic_compare_exchange_n(&ep->state, &from, to, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void
+dd_ep_set_state(struct dd_ep *ep, DAT_EP_STATE to)
+{
+	__atomic_store_n(&ep->state, to, __ATOMIC_RELEASE);
+}
+
+static uint32_t
+pow2(uint32_t n)
+{
+	uint32_t p = 1;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static int
+wq_init(struct dd_wr_queue *q, uint32_t n)
+{
+	uint32_t size = pow2(n);
+
+	if (q->wr == NULL || q->size < size) {
+		free(q->wr);
+		q->wr = calloc(size, sizeof(*q->wr));
+		if (q->wr == NULL)
+			return -ENOMEM;
+	}
+	q->size = size;
+	q->head = q->tail = 0;
+	return 0;
+}
+
+/* A new QP for the EP (create, reset): the old one's completions still in
+ * flight no longer match the generation. Call with ep->lock held. */
+static DAT_RETURN
+qp_renew(struct dd_ep *ep)
+{
+	struct dpdat_qp_conf qc = { 0 };
+	const DAT_EP_ATTR *a = &ep->param.ep_attr;
+
+	if (ep->conn != NULL) {
+		dd_conn_forget(ep->conn);
+		if (dpdat_cm_conn_free(ep->conn) != 0)
+			dd_conn_zombie(ep->conn);	/* freed when closed */
+		ep->conn = NULL;
+	}
+	if (ep->qp != NULL) {
+		dpdat_qp_free(ep->qp);
+		ep->qp = NULL;
+	}
+	ep->gen = (ep->gen + 1) & ((1u << WR_GEN_BITS) - 1);
+	if (ep->pz == NULL || ep->req_evd == NULL || ep->recv_evd == NULL)
+		return DAT_SUCCESS;	/* unconfigured: no QP yet */
+	if (wq_init(&ep->sq, (uint32_t)a->max_request_dtos) != 0 ||
+	    wq_init(&ep->rq, (uint32_t)a->max_recv_dtos) != 0)
+		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY;
+	qc.pz = ep->pz->pz;
+	qc.send_cq = ep->req_evd->cq;
+	qc.recv_cq = ep->recv_evd->cq;
+	qc.max_send_wr = ep->sq.size;
+	qc.max_recv_wr = ep->rq.size;
+	ep->qp = dpdat_qp_create(ep->h.ia->dev, &qc);
+	if (ep->qp == NULL)
+		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
+	return DAT_SUCCESS;
+}
+
+static bool
+configured(const struct dd_ep *ep)
+{
+	return ep->qp != NULL && ep->conn_evd != NULL;
+}
+
+static DAT_RETURN
+check_attr(const DAT_EP_ATTR *a)
+{
+	if (a->service_type != DAT_SERVICE_TYPE_RC ||
+	    a->max_message_size > DD_MAX_RDMA_SIZE ||
+	    a->max_rdma_size > DD_MAX_RDMA_SIZE ||
+	    a->max_recv_dtos < 0 || a->max_recv_dtos > DD_MAX_DTOS ||
+	    a->max_request_dtos < 1 || a->max_request_dtos > DD_MAX_DTOS ||
+	    a->max_recv_iov < 0 || a->max_recv_iov > DD_MAX_IOV ||
+	    a->max_request_iov < 0 || a->max_request_iov > DD_MAX_IOV ||
+	    a->max_rdma_read_in < 0 ||
+	    a->max_rdma_read_in > DD_MAX_RDMA_READ_IN ||
+	    a->max_rdma_read_out < 0 ||
+	    a->max_rdma_read_out > DD_MAX_RDMA_READ_IN ||
+	    a->qos != DAT_QOS_BEST_EFFORT)
+		return DAT_INVALID_PARAMETER;
+	return DAT_SUCCESS;
+}
+
+static void
+evd_use(struct dd_evd *evd, int d)
+{
+	if (evd != NULL)
+		__atomic_add_fetch(&evd->users, (uint32_t)d, __ATOMIC_RELAXED);
+}
+
+static void
+pz_use(struct dd_pz *pz, int d)
+{
+	if (pz != NULL)
+		__atomic_add_fetch(&pz->users, (uint32_t)d, __ATOMIC_RELAXED);
+}
+
+/* Look up the PZ and EVD handles of create and modify; NULL handles give
+ * NULL objects. */
+static DAT_RETURN
+lookup(DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh, DAT_EVD_HANDLE reqh,
+       DAT_EVD_HANDLE connh, struct dd_pz **pz, struct dd_evd **recv,
+       struct dd_evd **req, struct dd_evd **conn)
+{
+	*pz = NULL;
+	*recv = *req = *conn = NULL;
+	if (pzh != DAT_HANDLE_NULL && (*pz = dd_obj_get(pzh, DD_PZ)) == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_PZ);
+	if (recvh != DAT_HANDLE_NULL &&
+	    (*recv = dd_evd_get(recvh, DAT_EVD_DTO_FLAG)) == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EVD_RECV);
+	if (reqh != DAT_HANDLE_NULL &&
+	    (*req = dd_evd_get(reqh, DAT_EVD_DTO_FLAG)) == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EVD_REQUEST);
+	if (connh != DAT_HANDLE_NULL &&
+	    (*conn = dd_evd_get(connh, DAT_EVD_CONNECTION_FLAG)) == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EVD_CONN);
+	return DAT_SUCCESS;
+}
+
+static void
+param_sync(struct dd_ep *ep)
+{
+	DAT_EP_PARAM *p = &ep->param;
+
+	p->ia_handle = ep->h.ia;
+	p->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->h.ia->addr;
+	p->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->remote;
+	p->remote_port_qual = ep->remote_qual;
+	p->pz_handle = ep->pz;
+	p->recv_evd_handle = ep->recv_evd;
+	p->request_evd_handle = ep->req_evd;
+	p->connect_evd_handle = ep->conn_evd;
+	p->srq_handle = ep->srq;
+}
+
+DAT_RETURN DAT_API
+dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
+	     DAT_EVD_HANDLE reqh, DAT_EVD_HANDLE connh, const DAT_EP_ATTR *attr,
+	     DAT_EP_HANDLE *out)
+{
+	struct dd_ia *ia = dd_obj_get(iah, DD_IA);
+	struct dd_pz *pz;
+	struct dd_evd *recv, *req, *conn;
+	struct dd_ep *ep;
+	DAT_RETURN ret;
+
+	if (ia == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_IA);
+	ret = lookup(pzh, recvh, reqh, connh, &pz, &recv, &req, &conn);
+	if (ret != DAT_SUCCESS)
+		return ret;
+	if (attr != NULL && check_attr(attr) != DAT_SUCCESS)
+		return DD_BAD_PARAM(DAT_INVALID_ARG6);
+	if (out == NULL)
+		return DD_BAD_PARAM(DAT_INVALID_ARG7);
+	ep = dd_obj_new(ia, DD_EP, sizeof(*ep));
+	if (ep == NULL)
+		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY;
+	pthread_mutex_init(&ep->lock, NULL);
+	ep->param.ep_attr = attr != NULL ? *attr : ep_defaults;
+	ep->pz = pz;
+	ep->recv_evd = recv;
+	ep->req_evd = req;
+	ep->conn_evd = conn;
+	ep->remote.sa_family = AF_INET;
+	ret = qp_renew(ep);
+	if (ret != DAT_SUCCESS) {
+		free(ep->sq.wr);
+		free(ep->rq.wr);
+		ep->sq.wr = ep->rq.wr = NULL;
+		dd_obj_free(ep);
+		return ret;
+	}
+	pz_use(pz, 1);
+	evd_use(recv, 1);
+	evd_use(req, 1);
+	evd_use(conn, 1);
+	dd_ep_set_state(ep, configured(ep) ? DAT_EP_STATE_UNCONNECTED :
+			DAT_EP_STATE_UNCONFIGURED_UNCONNECTED);
+	param_sync(ep);
+	*out = ep;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN DAT_API
+dd_ep_create_with_srq(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh,
+		      DAT_EVD_HANDLE recvh, DAT_EVD_HANDLE reqh,
+		      DAT_EVD_HANDLE connh, DAT_SRQ_HANDLE srqh,
+		      const DAT_EP_ATTR *attr, DAT_EP_HANDLE *out)
+{
+	(void)pzh;
+	(void)recvh;
+	(void)reqh;
+	(void)connh;
+	(void)attr;
+	(void)out;
+	if (dd_obj_get(iah, DD_IA) == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_IA);
+	if (dd_obj_get(srqh, DD_SRQ) == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_SRQ);
+	return DAT_MODEL_NOT_SUPPORTED;	/* no SRQ in the engine yet */
+}
+
+DAT_RETURN DAT_API
+dd_ep_query(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, DAT_EP_PARAM *p)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	if (p == NULL)
+		return DD_BAD_PARAM(DAT_INVALID_ARG3);
+	(void)mask;	/* everything is cheap: fill it all */
+	pthread_mutex_lock(&ep->lock);
+	param_sync(ep);
+	*p = ep->param;
+	p->ep_state = dd_ep_state(ep);
+	pthread_mutex_unlock(&ep->lock);
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN DAT_API
+dd_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *p)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+	const DAT_EP_PARAM_MASK can = DAT_EP_FIELD_PZ_HANDLE |
+		DAT_EP_FIELD_RECV_EVD_HANDLE | DAT_EP_FIELD_REQUEST_EVD_HANDLE |
+		DAT_EP_FIELD_CONNECT_EVD_HANDLE | DAT_EP_FIELD_EP_ATTR_ALL;
+	struct dd_pz *pz;
+	struct dd_evd *recv, *req, *conn;
+	DAT_EP_ATTR attr;
+	DAT_EP_STATE st;
+	DAT_RETURN ret;
+
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	if (p == NULL)
+		return DD_BAD_PARAM(DAT_INVALID_ARG3);
+	if ((mask & ~can) != 0)
+		return DD_BAD_PARAM(DAT_INVALID_ARG2);
+	pthread_mutex_lock(&ep->lock);
+	st = dd_ep_state(ep);
+	if (st != DAT_EP_STATE_UNCONNECTED &&
+	    st != DAT_EP_STATE_UNCONFIGURED_UNCONNECTED) {
+		pthread_mutex_unlock(&ep->lock);
+		return DD_BAD_STATE(DAT_INVALID_STATE_EP_CONNECTED);
+	}
+	ret = lookup(mask & DAT_EP_FIELD_PZ_HANDLE ? p->pz_handle : ep->pz,
+		     mask & DAT_EP_FIELD_RECV_EVD_HANDLE ? p->recv_evd_handle :
+		     ep->recv_evd,
+		     mask & DAT_EP_FIELD_REQUEST_EVD_HANDLE ?
+		     p->request_evd_handle : ep->req_evd,
+		     mask & DAT_EP_FIELD_CONNECT_EVD_HANDLE ?
+		     p->connect_evd_handle : ep->conn_evd,
+		     &pz, &recv, &req, &conn);
+	attr = ep->param.ep_attr;
+	if (mask & DAT_EP_FIELD_EP_ATTR_ALL) {
+		/* the attribute fields the mask names */
+		attr = p->ep_attr;
+		if (ret == DAT_SUCCESS && check_attr(&attr) != DAT_SUCCESS)
+			ret = DD_BAD_PARAM(DAT_INVALID_ARG3);
+	}
+	if (ret == DAT_SUCCESS) {
+		pz_use(ep->pz, -1), pz_use(pz, 1);
+		evd_use(ep->recv_evd, -1), evd_use(recv, 1);
+		evd_use(ep->req_evd, -1), evd_use(req, 1);
+		evd_use(ep->conn_evd, -1), evd_use(conn, 1);
+		ep->pz = pz;
+		ep->recv_evd = recv;
+		ep->req_evd = req;
+		ep->conn_evd = conn;
+		ep->param.ep_attr = attr;
+		ret = qp_renew(ep);
+		dd_ep_set_state(ep, configured(ep) ? DAT_EP_STATE_UNCONNECTED :
+				DAT_EP_STATE_UNCONFIGURED_UNCONNECTED);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+DAT_RETURN DAT_API
+dd_ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
+		 DAT_BOOLEAN *req_idle)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	if (state != NULL)
+		*state = dd_ep_state(ep);
+	if (recv_idle != NULL)
+		*recv_idle = __atomic_load_n(&ep->rq.head, __ATOMIC_ACQUIRE) ==
+			     ep->rq.tail;
+	if (req_idle != NULL)
+		*req_idle = __atomic_load_n(&ep->sq.head, __ATOMIC_ACQUIRE) ==
+			    ep->sq.tail;
+	return DAT_SUCCESS;
+}
+
+DAT_RETURN DAT_API
+dd_ep_recv_query(DAT_EP_HANDLE h, DAT_COUNT *buffers, DAT_COUNT *avail)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+
+	(void)buffers;
+	(void)avail;
+	return ep == NULL ? DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP) :
+			    DAT_MODEL_NOT_SUPPORTED;	/* SRQ feature */
+}
+
+DAT_RETURN DAT_API
+dd_ep_set_watermark(DAT_EP_HANDLE h, DAT_COUNT soft, DAT_COUNT hard)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+
+	(void)soft;
+	(void)hard;
+	return ep == NULL ? DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP) :
+			    DAT_MODEL_NOT_SUPPORTED;	/* SRQ feature */
+}
+
+DAT_RETURN DAT_API
+dd_ep_reset(DAT_EP_HANDLE h)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+	DAT_EP_STATE st;
+	DAT_RETURN ret;
+
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	pthread_mutex_lock(&ep->lock);
+	st = dd_ep_state(ep);
+	if (st != DAT_EP_STATE_DISCONNECTED &&
+	    st != DAT_EP_STATE_UNCONNECTED &&
+	    st != DAT_EP_STATE_UNCONFIGURED_UNCONNECTED) {
+		pthread_mutex_unlock(&ep->lock);
+		return DD_BAD_STATE(DAT_INVALID_STATE_EP_CONNECTED);
+	}
+	ret = qp_renew(ep);
+	dd_ep_set_state(ep, configured(ep) ? DAT_EP_STATE_UNCONNECTED :
+			DAT_EP_STATE_UNCONFIGURED_UNCONNECTED);
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+DAT_RETURN DAT_API
+dd_ep_free(DAT_EP_HANDLE h)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	pthread_mutex_lock(&ep->lock);
+	if (ep->conn != NULL &&
+	    dd_ep_state(ep) == DAT_EP_STATE_CONNECTED)
+		dpdat_cm_disconnect(ep->conn, NULL, 0);	/* abrupt */
+	dd_ep_set_state(ep, DAT_EP_STATE_DISCONNECTED);
+	pz_use(ep->pz, -1);
+	ep->pz = NULL;			/* no new QP */
+	qp_renew(ep);
+	evd_use(ep->recv_evd, -1);
+	evd_use(ep->req_evd, -1);
+	evd_use(ep->conn_evd, -1);
+	ep->recv_evd = ep->req_evd = ep->conn_evd = NULL;
+	pthread_mutex_unlock(&ep->lock);
+	dd_obj_free(ep);	/* the queues stay for stale completions */
+	return DAT_SUCCESS;
+}
+
+/* ---- posting ---- */
+
+static DAT_RETURN
+to_sges(const struct dd_ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
+	DAT_COUNT max, struct dpdat_sge *sge, DAT_SEG_LENGTH *total)
+{
+	uint64_t sum = 0;
+
+	(void)ep;
+	if (n < 0 || n > max || (n > 0 && iov == NULL))
+		return DD_BAD_PARAM(DAT_INVALID_ARG2);
+	for (DAT_COUNT i = 0; i < n; i++) {
+		sge[i].addr = iov[i].virtual_address;
+		sge[i].length = iov[i].segment_length;
+		sge[i].lkey = iov[i].lmr_context;
+		sum += iov[i].segment_length;
+	}
+	if (sum > DD_MAX_RDMA_SIZE)
+		return DAT_LENGTH_ERROR;
+	*total = (DAT_SEG_LENGTH)sum;
+	return DAT_SUCCESS;
+}
+
+static bool
+suppressed(const struct dd_ep *ep, DAT_COMPLETION_FLAGS f, bool recv)
+{
+	DAT_COMPLETION_FLAGS epf = recv ? ep->param.ep_attr.recv_completion_flags
+				       : ep->param.ep_attr.request_completion_flags;
+
+	if (f & DAT_COMPLETION_SUPPRESS_FLAG)
+		return true;
+	return (f & DAT_COMPLETION_UNSIGNALLED_FLAG) &&
+	       (epf & DAT_COMPLETION_UNSIGNALLED_FLAG);
+}
+
+/* Record a WR in a queue; its wr_id, or 0 when the queue is full. Call
+ * with ep->lock held. */
+static uint64_t
+wq_add(struct dd_ep *ep, struct dd_wr_queue *q, DAT_DTO_COOKIE cookie,
+       DAT_SEG_LENGTH len, DAT_DTOS op, bool signaled)
+{
+	uint32_t head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE);
+	uint32_t slot = q->tail & (q->size - 1);
+	struct dd_wr *w = &q->wr[slot];
+
+	if (q->tail - head >= q->size)
+		return 0;
+	w->cookie = cookie;
+	w->length = len;
+	w->op = op;
+	w->ep = ep;
+	w->signaled = signaled;
+	return (uint64_t)(uintptr_t)ep << 16 |
+	       (uint64_t)ep->gen << WR_SLOT_BITS | slot;
+}
+
+static DAT_RETURN
+post_status(int ret)
+{
+	switch (ret) {
+	case 0: return DAT_SUCCESS;
+	case -ENOMEM: return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
+	case -EINVAL: return DAT_INVALID_PARAMETER;
+	case -EMSGSIZE: return DAT_LENGTH_ERROR;
+	default: return DD_BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY);
+	}
+}
+
+static DAT_RETURN
+post_request(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+	     DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+	     DAT_COMPLETION_FLAGS flags, DAT_DTOS op)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+	struct dpdat_sge sge[DD_MAX_IOV];
+	struct dpdat_send_wr wr = { .sg_list = sge };
+	DAT_SEG_LENGTH total;
+	DAT_RETURN ret;
+	bool sig;
+
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	ret = to_sges(ep, n, iov, op == DAT_DTO_SEND ?
+		      ep->param.ep_attr.max_request_iov : DD_MAX_IOV, sge,
+		      &total);
+	if (ret != DAT_SUCCESS)
+		return ret;
+	if (op != DAT_DTO_SEND && remote == NULL)
+		return DD_BAD_PARAM(DAT_INVALID_ARG5);
+	if (dd_ep_state(ep) != DAT_EP_STATE_CONNECTED)
+		return DD_BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY);
+	sig = !suppressed(ep, flags, false);
+	wr.num_sge = (uint32_t)n;
+	wr.opcode = op == DAT_DTO_SEND ? DPDAT_WR_SEND :
+		    op == DAT_DTO_RDMA_WRITE ? DPDAT_WR_RDMA_WRITE :
+					       DPDAT_WR_RDMA_READ;
+	wr.flags = (sig ? DPDAT_SEND_SIGNALED : 0) |
+		   (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG ?
+		    DPDAT_SEND_SOLICITED : 0) |
+		   (flags & DAT_COMPLETION_BARRIER_FENCE_FLAG ?
+		    DPDAT_SEND_FENCE : 0);
+	if (remote != NULL) {
+		wr.remote_addr = remote->virtual_address;
+		wr.rkey = remote->rmr_context;
+	}
+	pthread_mutex_lock(&ep->lock);
+	wr.wr_id = ep->qp != NULL ?
+		   wq_add(ep, &ep->sq, cookie, total, op, sig) : 0;
+	if (wr.wr_id == 0) {
+		pthread_mutex_unlock(&ep->lock);
+		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
+	}
+	ret = post_status(dpdat_post_send(ep->qp, &wr));
+	if (ret == DAT_SUCCESS)
+		ep->sq.tail++;
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+DAT_RETURN DAT_API
+dd_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+		DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+{
+	return post_request(h, n, iov, cookie, NULL, flags, DAT_DTO_SEND);
+}
+
+DAT_RETURN DAT_API
+dd_ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+		      DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+		      DAT_COMPLETION_FLAGS flags)
+{
+	return post_request(h, n, iov, cookie, remote, flags,
+			    DAT_DTO_RDMA_WRITE);
+}
+
+DAT_RETURN DAT_API
+dd_ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+		     DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+		     DAT_COMPLETION_FLAGS flags)
+{
+	return post_request(h, n, iov, cookie, remote, flags,
+			    DAT_DTO_RDMA_READ);
+}
+
+DAT_RETURN DAT_API
+dd_ep_post_send_with_invalidate(DAT_EP_HANDLE h, DAT_COUNT n,
+				DAT_LMR_TRIPLET *iov, DAT_DTO_COOKIE cookie,
+				DAT_COMPLETION_FLAGS flags, DAT_BOOLEAN inv,
+				DAT_RMR_CONTEXT ctx)
+{
+	(void)n;
+	(void)iov;
+	(void)cookie;
+	(void)flags;
+	(void)inv;
+	(void)ctx;
+	return dd_obj_get(h, DD_EP) == NULL ?
+	       DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP) : DAT_MODEL_NOT_SUPPORTED;
+}
+
+DAT_RETURN DAT_API
+dd_ep_post_rdma_read_to_rmr(DAT_EP_HANDLE h, const DAT_RMR_TRIPLET *local,
+			    DAT_DTO_COOKIE cookie,
+			    const DAT_RMR_TRIPLET *remote,
+			    DAT_COMPLETION_FLAGS flags)
+{
+	(void)local;
+	(void)cookie;
+	(void)remote;
+	(void)flags;
+	return dd_obj_get(h, DD_EP) == NULL ?
+	       DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP) : DAT_MODEL_NOT_SUPPORTED;
+}
+
+DAT_RETURN DAT_API
+dd_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+		DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
+{
+	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+	struct dpdat_sge sge[DD_MAX_IOV];
+	struct dpdat_recv_wr wr = { .sg_list = sge };
+	DAT_SEG_LENGTH total;
+	DAT_RETURN ret;
+
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	ret = to_sges(ep, n, iov, ep->param.ep_attr.max_recv_iov, sge, &total);
+	if (ret != DAT_SUCCESS)
+		return ret;
+	if (flags & ~(DAT_COMPLETION_SUPPRESS_FLAG |
+		      DAT_COMPLETION_UNSIGNALLED_FLAG |
+		      DAT_COMPLETION_EVD_THRESHOLD_FLAG))
+		return DD_BAD_PARAM(DAT_INVALID_ARG5);
+	wr.num_sge = (uint32_t)n;
+	pthread_mutex_lock(&ep->lock);
+	wr.wr_id = ep->qp != NULL ? wq_add(ep, &ep->rq, cookie, total,
+					   DAT_DTO_RECEIVE, true) : 0;
+	if (wr.wr_id == 0) {
+		pthread_mutex_unlock(&ep->lock);
+		return ep->qp == NULL ?
+		       DD_BAD_STATE(DAT_INVALID_STATE_EP_UNCONFIGURED) :
+		       DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
+	}
+	ret = post_status(dpdat_post_recv(ep->qp, &wr));
+	if (ret == DAT_SUCCESS)
+		ep->rq.tail++;
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* ---- completions ---- */
+
+static DAT_DTO_COMPLETION_STATUS
+dto_status(enum dpdat_wc_status s)
+{
+	switch (s) {
+	case DPDAT_WC_SUCCESS: return DAT_DTO_SUCCESS;
+	case DPDAT_WC_LOC_LEN_ERR: return DAT_DTO_ERR_LOCAL_LENGTH;
+	case DPDAT_WC_LOC_QP_OP_ERR: return DAT_DTO_ERR_LOCAL_EP;
+	case DPDAT_WC_LOC_PROT_ERR: return DAT_DTO_ERR_LOCAL_PROTECTION;
+	case DPDAT_WC_WR_FLUSH_ERR: return DAT_DTO_ERR_FLUSHED;
+	case DPDAT_WC_REM_ACCESS_ERR: return DAT_DTO_ERR_REMOTE_ACCESS;
+	case DPDAT_WC_RETRY_EXC_ERR: return DAT_DTO_ERR_TRANSPORT;
+	case DPDAT_WC_RNR_RETRY_EXC_ERR: return DAT_DTO_ERR_RECEIVER_NOT_READY;
+	default: return DAT_DTO_ERR_REMOTE_RESPONDER;
+	}
+}
+
+bool
+dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
+{
+	struct dd_ep *ep = (struct dd_ep *)(uintptr_t)(wc->wr_id >> 16);
+	uint32_t slot = wc->wr_id & ((1u << WR_SLOT_BITS) - 1);
+	uint32_t gen = (wc->wr_id >> WR_SLOT_BITS) &
+		       ((1u << WR_GEN_BITS) - 1);
+	bool recv = wc->opcode == DPDAT_WR_RECV;
+	struct dd_wr_queue *q;
+	struct dd_wr *w;
+	uint32_t head;
+
+	(void)evd;
+	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL || ep->gen != gen)
+		return false;	/* freed or reset since */
+	q = recv ? &ep->rq : &ep->sq;
+	if (slot >= q->size)
+		return false;
+	w = &q->wr[slot];
+	/* in order: everything up to this slot is done */
+	head = q->head;
+	while ((head & (q->size - 1)) != slot && head != q->tail)
+		head++;
+	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
+	if (wc->status == DPDAT_WC_SUCCESS && !w->signaled)
+		return false;
+	memset(ev, 0, sizeof(*ev));
+	ev->event_number = DAT_DTO_COMPLETION_EVENT;
+	ev->event_data.dto_completion_event_data = (DAT_DTO_COMPLETION_EVENT_DATA){
+		.ep_handle = ep,
+		.user_cookie = w->cookie,
+		.status = dto_status(wc->status),
+		.transfered_length = recv || w->op == DAT_DTO_RDMA_READ ?
+				     wc->byte_len : w->length,
+		.operation = w->op,
+	};
+	return true;
+}
