@@ -48,17 +48,22 @@ static const struct perf_transport *tr = &perf_dpdat;
 static FILE *json;
 static unsigned int json_rows;
 
+__attribute__((noreturn)) static void
+vdie(int status, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "dpdat-perf: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, status == EXIT_USAGE ? " (dpdat-perf --help)\n" : "\n");
+	exit(status);
+}
+
 void
 perf_die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "dpdat-perf: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(1);
+	vdie(1, fmt, ap);
 }
 
 __attribute__((format(printf, 1, 2), noreturn)) static void
@@ -66,12 +71,8 @@ bad_arg(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "dpdat-perf: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (dpdat-perf --help)\n");
-	exit(EXIT_USAGE);
+	vdie(EXIT_USAGE, fmt, ap);
 }
 
 uint64_t
