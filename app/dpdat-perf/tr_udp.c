@@ -262,6 +262,22 @@ accept_hello(struct perf_params *pr)
 	}
 }
 
+/* Client: send a control datagram; 1 if the answer came in STALL_MS. */
+static int
+ask(uint8_t type, uint8_t answer, const void *data, uint32_t len)
+{
+	uint64_t deadline = perf_now_ns() + STALL_MS * MS;
+	int n;
+
+	send_ctl(type, 0, 0, data, len);
+	tx_flush();
+	while ((n = rx(deadline, 0)) > 0)
+		for (int k = 0; k < n; k++)
+			if (rxh[k].type == answer)
+				return 1;
+	return 0;
+}
+
 /* Client: hello every STALL_MS until the server answers. */
 static void
 send_hello(const struct perf_params *pr)
@@ -273,15 +289,9 @@ send_hello(const struct perf_params *pr)
 		perf_die("udp: bad server address %s", perf_opt.peer);
 	if (connect(sock, (struct sockaddr *)&to, sizeof(to)) != 0)
 		perf_die("udp: connect: %s", strerror(errno));
-	for (int t = 0; t < 20 * 1000 / STALL_MS; t++) {
-		send_ctl(U_HELLO, 0, 0, pr, sizeof(*pr));
-		tx_flush();
-		int n = rx(perf_now_ns() + STALL_MS * MS, 0);
-
-		for (int k = 0; k < n; k++)
-			if (rxh[k].type == U_HELLO_ACK)
-				return;
-	}
+	for (int t = 0; t < 20 * 1000 / STALL_MS; t++)
+		if (ask(U_HELLO, U_HELLO_ACK, pr, sizeof(*pr)))
+			return;
 	perf_die("udp: no answer from %s port %u in 20 s", perf_opt.peer,
 		 perf_opt.service);
 }
@@ -474,15 +484,9 @@ udp_serve(const struct perf_params *pr)
 static void
 finish(void)
 {
-	for (int t = 0; !perf_opt.server && t < 5; t++) {
-		send_ctl(U_BYE, 0, 0, NULL, 0);
-		tx_flush();
-		int n = rx(perf_now_ns() + STALL_MS * MS, 0);
-
-		for (int k = 0; k < n; k++)
-			if (rxh[k].type == U_BYE_ACK)
-				t = 5;
-	}
+	for (int t = 0; !perf_opt.server && t < 5; t++)
+		if (ask(U_BYE, U_BYE_ACK, NULL, 0))
+			break;
 	close(sock);
 	free(buf);
 	free(rxbuf);
