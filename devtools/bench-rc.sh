@@ -17,27 +17,13 @@ frame=1082	# Ethernet + IPv4 + UDP + BTH + 1024 B + ICRC: a middle packet
 [ -x "$bench" ] || devtools/build.sh "$build" >/dev/null
 command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd missing (package dpdk)"; exit 1; }
 out=$(mktemp -d /tmp/dpdat-bench-XXXXXX)
-trap 'rm -rf "$out"; pkill -f "file-prefix=dpdatbench" 2>/dev/null || true' EXIT
+. devtools/lib-bench.sh
+trap 'bench_cleanup; rm -rf "$out"' EXIT
 
 testpmd_run() {	# prints the median rx pps of the run
-	local sock=$out/tp.sock lc='0@(0,1),1@(0,1)'
-	timeout $((secs + 6)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
-		--file-prefix=dpdatbench-rx --vdev=net_memif0,role=server,socket=$sock \
-		-- --forward-mode=rxonly --auto-start --stats-period=1 \
-		--total-num-mbufs=16384 </dev/null >"$out/rx.log" 2>&1 &
-	local rx=$!
-	sleep 1.5
-	timeout $((secs + 2)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
-		--file-prefix=dpdatbench-tx --vdev=net_memif0,role=client,socket=$sock \
-		-- --forward-mode=txonly --auto-start --txpkts=$frame --stats-period=1 \
-		--total-num-mbufs=16384 </dev/null >"$out/tx.log" 2>&1 || true
-	kill "$rx" 2>/dev/null; wait "$rx" 2>/dev/null || true
-	# the busy seconds only: the median of the non-zero samples
-	grep -o 'Rx-pps: *[0-9]*' "$out/rx.log" | awk '$2 > 0 { print $2 }' |
-		sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'
+	bench_testpmd_pps "$out" $frame "$secs" || true
+	echo "$BENCH_PPS"
 }
-
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
 
 echo "bench-rc: $rounds interleaved rounds, ${secs} s each, frames of $frame B"
 : >"$out/tp"; : >"$out/bw"; : >"$out/pps"; : >"$out/lat"
@@ -54,8 +40,8 @@ open(sys.argv[1] + "/pps", "a").write(f'{d["write_bw"]["mpps"] * 1e6}\n')
 open(sys.argv[1] + "/lat", "a").write(f'{d["write_lat_8B"]["rtt_p50_us"]}\n')
 PY
 done
-tp=$(median <"$out/tp"); pps=$(median <"$out/pps")
-bw=$(median <"$out/bw"); lat=$(median <"$out/lat")
+tp=$(bench_median <"$out/tp"); pps=$(bench_median <"$out/pps")
+bw=$(bench_median <"$out/bw"); lat=$(bench_median <"$out/lat")
 awk -v tp="$tp" -v pps="$pps" -v bw="$bw" -v lat="$lat" -v f="$frame" 'BEGIN {
 	printf "\n%-40s %14s %14s\n", "path (memif pair, medians)", "Mpps", "Gb/s"
 	printf "%-40s %14.3f %14.2f\n", "raw link: testpmd txonly -> rxonly", tp / 1e6, tp * f * 8 / 1e9

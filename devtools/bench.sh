@@ -1,0 +1,485 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# dpdat against the raw link and the kernel, side by side in one run:
+#   - raw link: dpdk-testpmd txonly -> rxonly over a memif pair, with frames
+#     the size dpdat puts on the wire for each bandwidth message size;
+#   - dpdat: dpdat-perf write_bw/read_bw/send_bw (64 B .. 1 MiB) and
+#     write_lat/read_lat/send_lat (2 B .. 64 KiB) over a memif pair;
+#   - kernel: the same dpdat-perf tests with --transport=udp on 127.0.0.1,
+#     and sockperf ping-pong on 127.0.0.1 for the latency sizes.
+# Prints progress, then one table with the ratios; writes DIR/bench.json,
+# DIR/bw.png and DIR/lat.png (gnuplot) and their data files DIR/*.dat.
+# Logs of every run stay in DIR/logs.
+#
+# Usage: devtools/bench.sh [--quick] [--out DIR] [--json FILE]
+#   --quick      3 sizes each, shorter runs (about a minute; BENCH_QUICK=1)
+#   --out DIR    where results go (default $BUILD/bench, BUILD=build)
+#   --json FILE  the JSON (default DIR/bench.json)
+# Overrides: BENCH_BW_SIZES, BENCH_LAT_SIZES (lists of bytes),
+# BENCH_BW_SECS, BENCH_LAT_ITERS, BENCH_TP_SECS, BENCH_SP_SECS,
+# BENCH_PMTU (1024), BENCH_SOCKPERF_OPTS (default --nonblocked: both ends
+# spin, as dpdat does).
+set -euo pipefail
+here=$PWD
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+cd "$(dirname "$0")/.."
+. devtools/lib-bench.sh
+
+usage() { sed -n '/^# Usage:/,/^# spin, as dpdat/s/^# \{0,1\}//p' "$self"; }
+
+build=${BUILD:-build}
+quick=${BENCH_QUICK:-0}
+out="" json=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) quick=1 ;;
+	--out) out=${2:?--out DIR}; shift ;;
+	--json) json=${2:?--json FILE}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+[ -z "$out" ] || case $out in /*) ;; *) out=$here/$out ;; esac
+[ -z "$json" ] || case $json in /*) ;; *) json=$here/$json ;; esac
+out=${out:-$build/bench}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+json=${json:-$out/bench.json}
+
+if [ "$quick" = 1 ]; then
+	bw_sizes=${BENCH_BW_SIZES:-"64 4096 1048576"}
+	lat_sizes=${BENCH_LAT_SIZES:-"2 256 65536"}
+	bw_secs=${BENCH_BW_SECS:-1} lat_iters=${BENCH_LAT_ITERS:-500}
+	tp_secs=${BENCH_TP_SECS:-2} sp_secs=${BENCH_SP_SECS:-1}
+else
+	bw_sizes=${BENCH_BW_SIZES:-"64 256 1024 4096 16384 65536 262144 1048576"}
+	lat_sizes=${BENCH_LAT_SIZES:-$(for ((s = 2; s <= 65536; s *= 2)); do
+		echo -n "$s "; done)}
+	bw_secs=${BENCH_BW_SECS:-2} lat_iters=${BENCH_LAT_ITERS:-2000}
+	tp_secs=${BENCH_TP_SECS:-3} sp_secs=${BENCH_SP_SECS:-2}
+fi
+sp_opts=${BENCH_SOCKPERF_OPTS---nonblocked}
+bw_tests="write_bw read_bw send_bw"
+lat_tests="write_lat read_lat send_lat"
+# The PMTU (dpdat-perf's default 1024). On the wire, a WRITE of s <= PMTU
+# bytes is one packet: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 +
+# s + ICRC 4; a longer one is mostly middle packets: 14 + 20 + 8 + 12 +
+# PMTU + 4. The raw link runs these frames.
+pmtu=${BENCH_PMTU:-1024}
+case $pmtu in 256 | 512 | 1024 | 2048 | 4096) ;; *) echo "bench: BENCH_PMTU: 256 .. 4096" >&2; exit 2 ;; esac
+frame_for() { if [ "$1" -le $pmtu ]; then echo $(($1 + 74)); else echo $((pmtu + 58)); fi; }
+payload_for() { if [ "$1" -le $pmtu ]; then echo "$1"; else echo $pmtu; fi; }
+
+perf=$build/app/dpdat-perf/dpdat-perf
+[ -x "$perf" ] || devtools/build.sh "$build" >/dev/null
+for p in dpdk-testpmd sockperf gnuplot python3; do
+	command -v $p >/dev/null || { echo "bench: $p missing (devtools/setup.sh)" >&2; exit 1; }
+done
+udp=1
+if ! "$perf" write_bw --transport=udp --help >/dev/null 2>&1; then
+	udp=0
+	echo "bench: warning: $perf has no --transport=udp: no kernel udp column"
+fi
+
+logs=$out/logs
+rm -rf "$logs"
+mkdir -p "$logs"
+res=$logs/results.tsv
+: >"$res"
+trap bench_cleanup EXIT
+# services (memif sockets, UDP ports) of our own: other runs may be going on
+svc_base=$((20000 + ($$ % 100) * 400)) nsvc=0
+t_start=$SECONDS
+
+# steps, for the progress lines
+nfr=$(for s in $bw_sizes; do frame_for "$s"; done | sort -u | wc -l)
+nb=$(wc -w <<<"$bw_sizes") nl=$(wc -w <<<"$lat_sizes")
+total=$((nfr + nb * 3 * (1 + udp) + nl * (3 * (1 + udp) + 1)))
+step=0
+
+die() { echo "bench: FAILED: $*" >&2; exit 1; }
+tail_log() {	# FILE: its last lines, indented
+	echo "  --- $1:" >&2
+	tail -n 15 "$1" 2>/dev/null | sed 's/^/    /' >&2 || true
+}
+progress() { step=$((step + 1)); printf 'bench: [%d/%d] %s\n' $step $total "$*"; }
+
+wait_udp() {	# PORT SECONDS: until something is bound to UDP port PORT
+	local i hex
+	hex=$(printf ':%04X' "$1")
+	for ((i = 0; i < $2 * 50; i++)); do
+		awk -v p="$hex" 'substr($2, length($2) - 4) == p { f = 1 }
+			END { exit !f }' /proc/net/udp && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+wait_pid() {	# PID SECONDS: wait for it, kill it after SECONDS
+	local i
+	for ((i = 0; i < $2 * 50; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.02
+	done
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+	bench_forget "$1"
+}
+
+val=0
+# perf_once TRANSPORT TEST SIZE LOGNAME: one server + client pair; sets val
+# (MiB/s average for bw, the median in us for lat) from the client's JSON.
+perf_once() {
+	local tr=$1 t=$2 s=$3 name=$4 svc srv rc=0 tmo peer=198.18.0.1
+	local opts args
+	svc=$((svc_base + nsvc))
+	nsvc=$((nsvc + 1))
+	opts=(-p "$svc")
+	if [ "$tr" = udp ]; then
+		opts+=(--transport=udp)
+		peer=127.0.0.1
+	elif [ "$pmtu" != 1024 ]; then
+		opts+=(-m "$pmtu")	# both ends: the server sizes its port
+	fi
+	case $t in
+	*_bw) args=(-s "$s" -D "$bw_secs"); tmo=$((bw_secs + 20)) ;;
+	*) args=(-s "$s" -n "$lat_iters"); tmo=30 ;;
+	esac
+	rm -f "$name.json"
+	timeout $((tmo + 5)) "$perf" "$t" "${opts[@]}" </dev/null \
+		>"$name.server.log" 2>&1 &
+	srv=$!
+	BENCH_PIDS+=("$srv")
+	if [ "$tr" = udp ]; then
+		wait_udp "$svc" 10 || sleep 0.5
+	else	# the client fails if the server's memif socket is not there yet
+		bench_wait_unix "/tmp/dpdat-perf-$svc.sock" 10 || sleep 0.5
+	fi
+	timeout "$tmo" "$perf" "$t" "${opts[@]}" "${args[@]}" \
+		--out_json "$name.json" "$peer" </dev/null >"$name.log" 2>&1 || rc=$?
+	wait_pid "$srv" 5	# it ends after the client's disconnect
+	[ "$rc" = 0 ] || { echo "bench:   exit status $rc" >&2; return 1; }
+	val=$(python3 - "$name.json" <<-'PY'
+		import json, sys
+		r = json.load(open(sys.argv[1]))["results"][0]
+		v = r["bw_avg_mib"] if "bw_avg_mib" in r else r["t_typical_us"]
+		print(v if v > 0 else "")
+		PY
+	) || return 1
+	[ -n "$val" ] || { echo "bench:   no positive figure in $name.json" >&2; return 1; }
+}
+
+# perf_run TRANSPORT TEST SIZE: a run, tried twice (start-up on a busy
+# machine), its figure in the progress line and results.tsv
+perf_run() {
+	local tr=$1 t=$2 s=$3 name=$logs/$1-$2-$3 what unit
+	what=$(printf '%-9s %7s B %-10s' "$t" "$s" "$([ "$tr" = udp ] && echo "kernel udp" || echo dpdat)")
+	case $t in *_bw) unit="MiB/s" ;; *) unit="us" ;; esac
+	if ! perf_once "$@" "$name"; then
+		echo "bench: $what failed, once more; logs:" >&2
+		tail_log "$name.log"; tail_log "$name.server.log"
+		perf_once "$@" "$name" || {
+			tail_log "$name.log"; tail_log "$name.server.log"
+			die "$(echo $what) (twice; logs in $logs)"; }
+	fi
+	progress "$what ... $val $unit"
+	printf 'perf\t%s\t%s\t%s\t%s\n' "$tr" "$t" "$s" "$name.json" >>"$res"
+}
+
+# the machine is shared: say so if something else was using the CPUs
+busy=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; sleep 1
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat)
+busy=$(awk 'NR == 1 { b = $1; i = $2 } NR == 2 { b = $1 - b; i = $2 - i
+	printf "%.0f", (b + i) ? 100 * b / (b + i) : 0 }' <<<"$busy")
+[ "$busy" -lt 25 ] ||
+	echo "bench: warning: the CPUs were ${busy}% busy before the start: figures will be low"
+jiffies0=$(awk '/^cpu / { print $2 + $3 + $4 }' /proc/stat)
+echo "bench: raw link (testpmd), dpdat and kernel; bw ${bw_secs} s, lat $lat_iters iterations, PMTU $pmtu; out $out"
+
+# bandwidth: per size, the raw link for its frame (once per frame size),
+# then the three dpdat tests, then the same over kernel UDP
+declare -A pps_of pps_med	# frame bytes -> packets/s (best second, median)
+for s in $bw_sizes; do
+	f=$(frame_for "$s") pl=$(payload_for "$s")
+	if [ -z "${pps_of[$f]:-}" ]; then
+		mb=()	# mbufs must hold a frame above 2 KiB
+		[ "$f" -le 1900 ] || mb=(--mbuf-size=$((f + 256)))
+		bench_testpmd_pps "$logs" "$f" "$tp_secs" "${mb[@]}" || {
+			tail_log "$logs/tp-rx.log"; tail_log "$logs/tp-tx.log"
+			die "dpdk-testpmd txonly -> rxonly, frames of $f B"; }
+		mv "$logs/tp-rx.log" "$logs/testpmd-$f-rx.log"
+		mv "$logs/tp-tx.log" "$logs/testpmd-$f-tx.log"
+		# the link's limit: other load on the machine only lowers it,
+		# so the best second (the median is in the log line)
+		pps_of[$f]=$BENCH_PPS_MAX pps_med[$f]=$BENCH_PPS
+		progress "$(printf '%-9s %7s B %-10s' raw_link "$f" "frames") ... $BENCH_PPS_MAX pps (best second; median $BENCH_PPS)"
+	fi
+	printf 'raw\t%s\t%s\t%s\t%s\t%s\n' "$s" "$f" "$pl" "${pps_of[$f]}" \
+		"${pps_med[$f]}" >>"$res"
+	for t in $bw_tests; do perf_run dpdat "$t" "$s"; done
+	if [ $udp = 1 ]; then
+		for t in $bw_tests; do perf_run udp "$t" "$s"; done
+	fi
+done
+
+# latency: per size, dpdat, kernel UDP, sockperf (14 B .. 65507 B: a size
+# out of that range runs the nearest it takes)
+# sockperf_once MSG LOG: a server (it spins with --nonblocked: only while
+# it is needed) and a client; sets sp to "p50 avg p99" in us
+sockperf_once() {
+	local port=$((svc_base + nsvc)) srv rc=0
+	nsvc=$((nsvc + 1))
+	timeout $((sp_secs + 20)) sockperf server -i 127.0.0.1 -p $port $sp_opts \
+		</dev/null >"$2.server" 2>&1 &
+	srv=$!
+	BENCH_PIDS+=("$srv")
+	wait_udp $port 10 || sleep 0.5
+	timeout $((sp_secs + 15)) sockperf ping-pong -i 127.0.0.1 -p $port \
+		-m "$1" -t "$sp_secs" $sp_opts </dev/null >"$2" 2>&1 || rc=$?
+	wait_pid "$srv" 0
+	[ $rc = 0 ] || { echo "bench:   exit status $rc" >&2; return 1; }
+	sp=$(sed 's/\x1b\[[0-9;]*m//g' "$2" | awk '
+		/avg-latency=/ { sub(/.*avg-latency=/, ""); sub(/ .*/, ""); avg = $0 }
+		/percentile 50.000 =/ { p50 = $NF }
+		/percentile 99.000 =/ { p99 = $NF }
+		END { if (p50 > 0 && avg > 0 && p99 > 0) print p50, avg, p99 }')
+	[ -n "$sp" ]
+}
+
+for s in $lat_sizes; do
+	for t in $lat_tests; do perf_run dpdat "$t" "$s"; done
+	if [ $udp = 1 ]; then
+		for t in $lat_tests; do perf_run udp "$t" "$s"; done
+	fi
+	m=$s
+	[ "$m" -ge 14 ] || m=14
+	[ "$m" -le 65507 ] || m=65507
+	lg=$logs/sockperf-$s.log
+	sockperf_once "$m" "$lg" || {
+		echo "bench: sockperf $m B failed, once more" >&2
+		tail_log "$lg"; tail_log "$lg.server"
+		sockperf_once "$m" "$lg" || { tail_log "$lg"; tail_log "$lg.server"
+			die "sockperf ping-pong $m B"; }; }
+	read -r p50 avg p99 <<<"$sp"
+	progress "$(printf '%-9s %7s B %-10s' sockperf "$s" "kernel") ... $p50 us (half round trip, median; $m B messages)"
+	printf 'sockperf\t%s\t%s\t%s\t%s\t%s\n' "$s" "$m" "$p50" "$avg" "$p99" >>"$res"
+done
+
+# the table, the JSON, the plots' data and script
+elapsed=$((SECONDS - t_start))
+# the CPU time others took meanwhile: all busy time less our children's
+awk '/^cpu / { print $2 + $3 + $4 }' /proc/stat >"$logs/cpu"
+times >>"$logs/cpu"	# here: in a subshell it would not count our children
+others=$(awk -v j0="$jiffies0" -v hz="$(getconf CLK_TCK)" -v t="$elapsed" \
+	    -v n="$(nproc)" '
+	NR == 1 { busy = ($1 - j0) / hz }
+	NR == 3 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); kids += a[1] * 60 + a[2] } }
+	END { o = t ? 100 * (busy - kids) / (t * n) : 0; printf "%.0f", o < 0 ? 0 : o }' \
+	"$logs/cpu")
+[ "$others" -lt 10 ] ||
+	echo "bench: warning: other processes took ${others}% of the CPUs during the run: figures are low and noisy"
+term=png
+gnuplot -e 'set terminal' 2>&1 | grep -w pngcairo >/dev/null && term=pngcairo
+python3 - "$res" "$json" "$out" "$quick" "$elapsed" "$bw_secs" "$lat_iters" \
+	"$tp_secs" "$sp_secs" "$sp_opts" "$pmtu" "$udp" "$term" "$busy" "$others" <<'PY'
+import json, os, platform, subprocess, sys, time
+
+(res, jpath, out, quick, elapsed, bw_secs, lat_iters, tp_secs, sp_secs,
+ sp_opts, pmtu, have_udp, term, busy, others) = sys.argv[1:]
+perf = {}		# (transport, test, bytes) -> the dpdat-perf result
+raw = {}		# bytes -> {frame, payload, pps, mib_s}
+sp = {}			# bytes -> sockperf figures
+for line in open(res):
+    f = line.rstrip("\n").split("\t")
+    if f[0] == "perf":
+        d = json.load(open(f[4]))
+        r = d["results"][0]
+        r["transport"] = d.get("transport", f[1])
+        perf[(f[1], f[2], int(f[3]))] = r
+    elif f[0] == "raw":
+        pps = float(f[4])
+        raw[int(f[1])] = {"frame_bytes": int(f[2]), "payload_bytes": int(f[3]),
+                          "pps": pps, "pps_median": float(f[5]),
+                          "mib_s": pps * int(f[3]) / 2**20}
+    elif f[0] == "sockperf":
+        sp[int(f[1])] = {"msg_bytes": int(f[2]), "p50_us": float(f[3]),
+                         "avg_us": float(f[4]), "p99_us": float(f[5])}
+
+def figure(r):
+    return r["bw_avg_mib"] if "bw_avg_mib" in r else r["t_typical_us"]
+
+bw_tests = ["write_bw", "read_bw", "send_bw"]
+lat_tests = ["write_lat", "read_lat", "send_lat"]
+rows = []
+for t in bw_tests + lat_tests:
+    sizes = sorted({b for (tr, tt, b) in perf if tt == t})
+    for b in sizes:
+        d = figure(perf[("dpdat", t, b)])
+        k = perf.get(("udp", t, b))
+        k = figure(k) if k else None
+        row = {"test": t, "bytes": b, "unit": "MiB/s" if t in bw_tests else "us",
+               "dpdat": d, "raw_link": None, "kernel_udp": k, "sockperf": None,
+               "ratio_dpdat_raw": None, "ratio_dpdat_kernel": None}
+        if t in bw_tests:
+            row["raw_link"] = raw[b]["mib_s"]
+            row["ratio_dpdat_raw"] = d / row["raw_link"]
+        elif b in sp:	# read_lat is a whole round trip, sockperf half one
+            row["sockperf"] = sp[b]["p50_us"] * (2 if t == "read_lat" else 1)
+        if k:
+            row["ratio_dpdat_kernel"] = d / k
+        rows.append(row)
+
+def num(v):
+    if v is None:
+        return "-"
+    return (f"{v:.0f}" if v >= 1000 else f"{v:.1f}" if v >= 10 else
+            f"{v:.2f}" if v >= 0.1 else f"{v:.2g}")
+
+def size(b):
+    return (f"{b >> 20} MiB" if b >= 2**20 and b % 2**20 == 0 else
+            f"{b >> 10} KiB" if b >= 1024 and b % 1024 == 0 else f"{b} B")
+
+hdr = ["test", "size", "unit", "dpdat", "raw link", "kernel udp", "sockperf",
+       "dpdat/raw", "dpdat/kernel"]
+lines = [hdr]
+for r in rows:
+    s = num(r["sockperf"])
+    if r["sockperf"] is not None and sp[r["bytes"]]["msg_bytes"] != r["bytes"]:
+        s += "*"
+    lines.append([r["test"], size(r["bytes"]), r["unit"], num(r["dpdat"]),
+                  num(r["raw_link"]), num(r["kernel_udp"]), s,
+                  num(r["ratio_dpdat_raw"]), num(r["ratio_dpdat_kernel"])])
+w = [max(len(l[i]) for l in lines) for i in range(len(hdr))]
+print()
+for i, l in enumerate(lines):
+    print("  ".join(c.ljust(w[j]) if j < 3 else c.rjust(w[j])
+                    for j, c in enumerate(l)).rstrip())
+    if i == 0 or (i < len(lines) - 1 and lines[i + 1][0] != l[0]):
+        print("  ".join("-" * x for x in w))
+print("bw: MiB/s (average); lat: us, median (write_lat, send_lat: half the "
+      "round trip; read_lat: the whole one)")
+print("dpdat/raw, dpdat/kernel: bw above 1 = dpdat faster; lat below 1 = "
+      "dpdat faster")
+if any(v["msg_bytes"] != b for b, v in sp.items()):
+    print("* sockperf takes 14 .. 65507 B: it ran the nearest size")
+if have_udp != "1":
+    print("no kernel udp column: dpdat-perf has no --transport=udp")
+
+def cmd(*a):
+    try:
+        return subprocess.run(a, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except Exception:
+        return ""
+
+doc = {
+    "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    "machine": {"cpus": os.cpu_count(), "kernel": platform.release(),
+                "dpdk": cmd("pkg-config", "--modversion", "libdpdk"),
+                "git": cmd("git", "describe", "--always", "--dirty"),
+                "cpu_busy_before_pct": int(busy),
+                "cpu_others_during_pct": int(others)},
+    "config": {"quick": quick == "1", "pmtu": int(pmtu),
+               "bw_seconds": int(bw_secs), "lat_iterations": int(lat_iters),
+               "testpmd_seconds": int(tp_secs),
+               "sockperf_seconds": int(sp_secs), "sockperf_options": sp_opts,
+               "elapsed_seconds": int(elapsed)},
+    "units": {"bw": "MiB/s, average", "lat": "us, median",
+              "raw_link": "MiB/s: payload bytes x testpmd frames/s (best second)"},
+    "rows": rows,
+    "raw_link": [dict(bytes=b, **v) for b, v in sorted(raw.items())],
+    "sockperf": [dict(bytes=b, **v) for b, v in sorted(sp.items())],
+    "runs": [{**r, "transport": tr, "test": t} for (tr, t, b), r in
+             sorted(perf.items(), key=lambda x: (x[0][0], x[0][1], x[0][2]))],
+}
+os.makedirs(os.path.dirname(os.path.abspath(jpath)), exist_ok=True)
+with open(jpath, "w") as f:
+    json.dump(doc, f, indent=1)
+    f.write("\n")
+
+# gnuplot data: one row per size, "?" where there is no figure
+def dat(name, cols, sizes, get):
+    with open(os.path.join(out, name), "w") as f:
+        f.write("# bytes " + " ".join(cols) + "\n")
+        for b in sizes:
+            f.write(str(b) + " " + " ".join(
+                "?" if get(c, b) is None else f"{get(c, b):.4f}"
+                for c in cols) + "\n")
+
+def perf_fig(tr, t, b):
+    r = perf.get((tr, t, b))
+    return figure(r) if r else None
+
+bws = sorted({r["bytes"] for r in rows if r["unit"] == "MiB/s"})
+lats = sorted({r["bytes"] for r in rows if r["unit"] == "us"})
+bw_cols = ["dpdat_" + t for t in bw_tests] + ["raw_link"] + \
+          ["udp_" + t for t in bw_tests]
+lat_cols = ["dpdat_" + t for t in lat_tests] + ["udp_" + t for t in lat_tests] + \
+           ["sockperf"]
+
+def get(c, b):
+    if c == "raw_link":
+        return raw[b]["mib_s"] if b in raw else None
+    if c == "sockperf":
+        return sp[b]["p50_us"] if b in sp else None
+    tr, t = c.split("_", 1)
+    return perf_fig(tr, t, b)
+
+dat("bw.dat", bw_cols, bws, get)
+dat("lat.dat", lat_cols, lats, get)
+
+def tics(sizes):
+    return ", ".join(f'"{size(b).replace(" ", "")}" {b}' for b in sizes)
+
+names = {"write": "WRITE", "read": "READ", "send": "SEND"}
+colors = {"write": "#1f77b4", "read": "#d62728", "send": "#2ca02c"}
+gp = [
+    f'set terminal {term} size 960,600 font ",10"',
+    'set datafile missing "?"', "set logscale xy", "set grid",
+    "set key outside right top", "set xlabel \"message size\"",
+]
+when = doc["when"][:10]
+p = [f'set output "{out}/bw.png"',
+     f'set title "Bandwidth vs size: dpdat (memif pair), raw link (testpmd), '
+     f'kernel UDP (loopback); {os.cpu_count()} vCPUs, {when}"',
+     f"set xtics ({tics(bws)})", 'set ylabel "MiB/s"', "plot \\"]
+series = []
+for i, t in enumerate(bw_tests):
+    k = t.split("_")[0]
+    series.append(f'"{out}/bw.dat" using 1:{2 + i} with linespoints lw 2 pt 7 '
+                  f'lc rgb "{colors[k]}" title "dpdat {names[k]}"')
+series.append(f'"{out}/bw.dat" using 1:5 with linespoints lw 2 pt 5 dt 2 '
+              f'lc rgb "black" title "raw link (testpmd)"')
+if have_udp == "1":
+    for i, t in enumerate(bw_tests):
+        k = t.split("_")[0]
+        series.append(f'"{out}/bw.dat" using 1:{6 + i} with linespoints lw 1 '
+                      f'pt 6 dt 3 lc rgb "{colors[k]}" title "kernel UDP {names[k]}"')
+p.append(", \\\n".join(series))
+p += [f'set output "{out}/lat.png"',
+      f'set title "Latency vs size (median): dpdat (memif pair), kernel UDP '
+      f'and sockperf (loopback); {os.cpu_count()} vCPUs, {when}"',
+      f"set xtics ({tics(lats)})",
+      'set ylabel "us (WRITE, SEND, sockperf: half round trip; READ: round trip)"',
+      "plot \\"]
+series = []
+for i, t in enumerate(lat_tests):
+    k = t.split("_")[0]
+    series.append(f'"{out}/lat.dat" using 1:{2 + i} with linespoints lw 2 pt 7 '
+                  f'lc rgb "{colors[k]}" title "dpdat {names[k]}"')
+if have_udp == "1":
+    for i, t in enumerate(lat_tests):
+        k = t.split("_")[0]
+        series.append(f'"{out}/lat.dat" using 1:{5 + i} with linespoints lw 1 '
+                      f'pt 6 dt 3 lc rgb "{colors[k]}" title "kernel UDP {names[k]}"')
+series.append(f'"{out}/lat.dat" using 1:8 with linespoints lw 2 pt 5 dt 2 '
+              f'lc rgb "black" title "sockperf ping-pong"')
+p.append(", \\\n".join(series))
+with open(os.path.join(out, "bench.gp"), "w") as f:
+    f.write("\n".join(gp + p) + "\n")
+PY
+gnuplot "$out/bench.gp" 2>"$logs/gnuplot.log" || { tail_log "$logs/gnuplot.log"; die gnuplot; }
+echo "bench: $json, $out/bw.png, $out/lat.png ($((SECONDS - t_start)) s)"

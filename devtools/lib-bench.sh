@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# Shared by devtools/bench-rc.sh and devtools/bench.sh (sourced, not run):
+# the raw link as dpdk-testpmd txonly -> rxonly over a memif pair, the
+# median, and cleanup of the processes a script started (by pid only).
+
+BENCH_PIDS=()		# background processes to end on exit
+BENCH_PPS=0		# the results of bench_testpmd_pps: median,
+BENCH_PPS_MAX=0		# and best second
+
+# Kill what we started and is still running; for an EXIT trap.
+bench_cleanup() {
+	local p
+	for p in "${BENCH_PIDS[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	for p in "${BENCH_PIDS[@]}"; do
+		wait "$p" 2>/dev/null || true
+	done
+	BENCH_PIDS=()
+}
+
+# bench_forget PID: a background process that has been waited for.
+bench_forget() {
+	local p keep=()
+	for p in "${BENCH_PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	BENCH_PIDS=("${keep[@]}")
+}
+
+# The median of the numbers on stdin (0 for none).
+bench_median() {
+	sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'
+}
+
+# bench_wait_unix PATH SECONDS: wait until a process listens on the unix
+# socket PATH (memif's are abstract: "@PATH" in /proc/net/unix).
+bench_wait_unix() {
+	local i
+	for ((i = 0; i < $2 * 50; i++)); do
+		awk -v p="$1" '$NF == p || $NF == "@" p { f = 1 } END { exit !f }' \
+			/proc/net/unix && return 0
+		sleep 0.02
+	done
+	return 1
+}
+
+# bench_testpmd_pps DIR FRAME SECONDS [testpmd options]: dpdk-testpmd
+# txonly (frames of FRAME bytes) -> rxonly over a fresh memif pair for
+# about SECONDS; sets BENCH_PPS to the median of the receiver's non-zero
+# per-second Rx-pps samples (the busy seconds), BENCH_PPS_MAX to the
+# largest. Logs: DIR/tp-rx.log and DIR/tp-tx.log. Returns 1 if nothing
+# was received.
+bench_testpmd_pps() {
+	local dir=$1 frame=$2 secs=$3 rx
+	shift 3
+	local sock=$dir/tp.sock lc='0@(0,1),1@(0,1)' pre=dpdatbench-$$
+	timeout $((secs + 12)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
+		--file-prefix="$pre-rx" --vdev=net_memif0,role=server,socket=$sock \
+		-- --forward-mode=rxonly --auto-start --stats-period=1 \
+		--total-num-mbufs=16384 "$@" </dev/null >"$dir/tp-rx.log" 2>&1 &
+	rx=$!
+	BENCH_PIDS+=("$rx")
+	bench_wait_unix "$sock" 10 || sleep 1
+	sleep 0.2	# the port started after its socket
+	timeout $((secs + 1)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
+		--file-prefix="$pre-tx" --vdev=net_memif0,role=client,socket=$sock \
+		-- --forward-mode=txonly --auto-start --txpkts="$frame" \
+		--stats-period=1 --total-num-mbufs=16384 "$@" \
+		</dev/null >"$dir/tp-tx.log" 2>&1 || true
+	kill "$rx" 2>/dev/null || true
+	wait "$rx" 2>/dev/null || true
+	bench_forget "$rx"
+	BENCH_PPS=$(grep -o 'Rx-pps: *[0-9]*' "$dir/tp-rx.log" |
+		awk '$2 > 0 { print $2 }' | bench_median)
+	BENCH_PPS_MAX=$(grep -o 'Rx-pps: *[0-9]*' "$dir/tp-rx.log" |
+		awk '$2 > m { m = $2 } END { print m + 0 }')
+	[ "$BENCH_PPS" -gt 0 ]
+}
