@@ -238,6 +238,9 @@ bool dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 
 /* ---- helpers ---- */
 
+/* DPDAT_DAT_DEBUG=1: log events as they are converted (ia.c). */
+extern int dd_debug;
+
 /* DAT_INVALID_HANDLE with a subtype. */
 #define DD_BAD_HANDLE(sub)	((DAT_RETURN)(DAT_INVALID_HANDLE | (sub)))
 #define DD_BAD_PARAM(n)		((DAT_RETURN)(DAT_INVALID_PARAMETER | (n)))

@@ -21,6 +21,7 @@
  */
 
 #include <errno.h>
+#include <stdio.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -694,6 +695,10 @@ dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	while ((head & (q->size - 1)) != slot && head != q->tail)
 		head++;
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
+	if (dd_debug)
+		fprintf(stderr, "dpdat DAT: ep %p %s completion slot %u: %s\n",
+			(void *)ep, recv ? "recv" : "send", slot,
+			dpdat_wc_status_str(wc->status));
 	if (wc->status == DPDAT_WC_SUCCESS && !w->signaled)
 		return false;
 	memset(ev, 0, sizeof(*ev));

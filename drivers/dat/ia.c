@@ -34,6 +34,8 @@ struct dd_devref {
 	unsigned int refs;
 };
 
+int dd_debug;
+
 static struct dd_devref devs[16];
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool eal_up;
@@ -143,6 +145,7 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	struct dd_ia *ia;
 	DAT_RETURN ret;
 
+	dd_debug = getenv("DPDAT_DAT_DEBUG") != NULL;
 	if (name == NULL)
 		return DD_BAD_PARAM(DAT_INVALID_ARG1);
 	if (async_evd == NULL)
@@ -334,7 +337,11 @@ fill_provider_attr(DAT_PROVIDER_ATTR *p)
 		DAT_COMPLETION_SUPPRESS_FLAG | DAT_COMPLETION_UNSIGNALLED_FLAG |
 		DAT_COMPLETION_SOLICITED_WAIT_FLAG |
 		DAT_COMPLETION_BARRIER_FENCE_FLAG;
-	p->is_thread_safe = DAT_TRUE;
+	/* the registry finds a provider again by (name, thread safety) as
+	 * dat.conf registered it: "nonthreadsafe", which is what the
+	 * installed headers ask for. The provider is thread safe all the
+	 * same (dapltest shares one IA between threads). */
+	p->is_thread_safe = DAT_FALSE;
 	p->max_private_data_size = DD_MAX_PDATA;
 	p->supports_multipath = DAT_FALSE;
 	p->ep_creator = DAT_PSP_CREATES_EP_NEVER;
@@ -349,7 +356,7 @@ fill_provider_attr(DAT_PROVIDER_ATTR *p)
 	p->dto_async_return_guaranteed = DAT_TRUE;
 	p->rdma_write_for_rdma_read_req = DAT_FALSE;
 	p->rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
-	p->rmr_scope_supported = DAT_RMR_SCOPE_EP;
+	p->rmr_scope_supported = DAT_RMR_SCOPE_PZ;
 	p->is_signal_safe = DAT_FALSE;
 	p->ha_supported = DAT_FALSE;
 	p->num_provider_specific_attr = RTE_DIM(dd_specific);

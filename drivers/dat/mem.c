@@ -69,6 +69,19 @@ priv_native(DAT_MEM_PRIV_FLAGS p)
 	return n;
 }
 
+/*
+ * What an LMR grants natively. Local read always: verbs have no local
+ * read right (a NIC may always read registered memory for a send), and
+ * uDAPL programs rely on it: dtest sends from memory it registered with
+ * DAT_MEM_PRIV_LOCAL_WRITE_FLAG alone. The DAT privileges stay as asked
+ * in the LMR's parameters, and rmr_bind checks those.
+ */
+static uint32_t
+lmr_native_priv(DAT_MEM_PRIV_FLAGS p)
+{
+	return priv_native(p) | DPDAT_MEM_PRIV_LOCAL_READ;
+}
+
 /* A native failure as a DAT_RETURN; a resource failure says which. */
 static DAT_RETURN
 native_err(int err, const struct dpdat_dat_sub *sub)
@@ -251,7 +264,7 @@ lmr_new(struct dd_ia *ia, DAT_MEM_TYPE type, DAT_REGION_DESCRIPTION rd,
 		*ret = DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY;
 		return NULL;
 	}
-	l->lmr = dpdat_lmr_create(pz->pz, &d, priv_native(priv));
+	l->lmr = dpdat_lmr_create(pz->pz, &d, lmr_native_priv(priv));
 	if (l->lmr == NULL) {
 		/* EBADFD: SHARED_VIRTUAL over memory that is not shared */
 		*ret = native_err(-rte_errno, &sub);
@@ -624,8 +637,10 @@ bind_check_mem(struct bind *b, DAT_LMR_HANDLE lh, DAT_MEM_PRIV_FLAGS priv)
 		return DD_BAD_PARAM(DAT_INVALID_ARG3);	/* outside */
 	if (l->pz != b->rmr->pz)
 		return DAT_PROTECTION_VIOLATION;
+	/* the privileges the consumer asked for (local read is granted
+	 * natively to every LMR, see lmr_native_priv()) */
 	if ((b->remote & DAT_MEM_PRIV_REMOTE_READ_FLAG) &&
-	    !(info.privileges & DPDAT_MEM_PRIV_LOCAL_READ))
+	    !(l->param.mem_priv & DAT_MEM_PRIV_LOCAL_READ_FLAG))
 		return DAT_PRIVILEGES_VIOLATION | DAT_PRIVILEGES_RDMA_READ;
 	if ((b->remote & DAT_MEM_PRIV_REMOTE_WRITE_FLAG) &&
 	    !(info.privileges & DPDAT_MEM_PRIV_LOCAL_WRITE))
