@@ -59,9 +59,13 @@ else
 	lat_sizes=${BENCH_LAT_SIZES:-$(for ((s = 2; s <= 65536; s *= 2)); do
 		echo -n "$s "; done)}
 	bw_secs=${BENCH_BW_SECS:-2} lat_iters=${BENCH_LAT_ITERS:-2000}
-	tp_secs=${BENCH_TP_SECS:-3} sp_secs=${BENCH_SP_SECS:-2}
+	tp_secs=${BENCH_TP_SECS:-3} sp_secs=${BENCH_SP_SECS:-1}
 fi
 sp_opts=${BENCH_SOCKPERF_OPTS---nonblocked}
+# a run during which other processes took more than max_others% of the
+# CPUs is run again, up to tries runs, while re-runs took under again_secs
+if [ "$quick" = 1 ]; then tries=${BENCH_TRIES:-1}; else tries=${BENCH_TRIES:-3}; fi
+max_others=${BENCH_MAX_OTHERS:-20} again_secs=${BENCH_AGAIN_SECS:-120}
 bw_tests="write_bw read_bw send_bw"
 lat_tests="write_lat read_lat send_lat"
 # The PMTU (dpdat-perf's default 1024). On the wire, a WRITE of s <= PMTU
@@ -172,22 +176,63 @@ perf_once() {
 	[ -n "$val" ] || { echo "bench:   no positive figure in $name.json" >&2; return 1; }
 }
 
-# perf_run TRANSPORT TEST SIZE: a run, tried twice (start-up on a busy
-# machine), its figure in the progress line and results.tsv
+# CPU time others take: all busy time (user, nice, system) less what our
+# children used, over the CPUs' time; cpu_mark, then cpu_others sets others
+jiffies() { awk '/^cpu / { print $2 + $3 + $4 }' /proc/stat; }
+cpu_mark() {
+	times >"$logs/times0"	# not in a subshell: it would count no children
+	mark_j=$(jiffies) mark_ns=$(date +%s%N)
+}
+cpu_others() {
+	times >"$logs/times1"
+	others=$(awk -v j0="$mark_j" -v j1="$(jiffies)" -v hz="$hz" -v n="$ncpu" \
+		-v ns="$(($(date +%s%N) - mark_ns))" '
+		FNR == 2 { for (i = 1; i <= 2; i++) {
+			split($i, a, /[ms]/); k += (FILENAME ~ /1$/ ? 1 : -1) * (a[1] * 60 + a[2]) } }
+		END { o = 100 * ((j1 - j0) / hz - k) / (ns / 1e9 * n)
+			printf "%.0f", (o < 0 ? 0 : (o > 100 ? 100 : o)) }' \
+		"$logs/times0" "$logs/times1")
+}
+hz=$(getconf CLK_TCK) ncpu=$(nproc) again_used=0 others=0
+
+# measure WHAT "LOGS" FUNCTION ARGS...: FUNCTION until it succeeds, with the
+# CPUs to ourselves if it can: a failure is tried once more, then the logs'
+# tails and exit 1; a success during which others took more than
+# max_others% of the CPUs is run again (see tries); sets others
+measure() {
+	local what=$1 lg=$2 fails=0 n=0 t0 l
+	shift 2
+	while :; do
+		n=$((n + 1)) t0=$SECONDS
+		cpu_mark
+		if ! "$@"; then
+			fails=$((fails + 1))
+			[ $fails -lt 2 ] || {
+				for l in $lg; do tail_log "$l"; done
+				die "$what (twice; logs in $logs)"; }
+			echo "bench: $what failed, once more; logs:" >&2
+			for l in $lg; do tail_log "$l"; done
+			continue
+		fi
+		cpu_others
+		[ "$others" -gt "$max_others" ] && [ $n -lt "$tries" ] &&
+			[ $again_used -lt "$again_secs" ] || break
+		echo "bench:   $what: others took ${others}% of the CPUs meanwhile: again"
+		again_used=$((again_used + SECONDS - t0))
+	done
+}
+
+# perf_run TRANSPORT TEST SIZE: measured, its figure in the progress line
+# and results.tsv
 perf_run() {
 	local tr=$1 t=$2 s=$3 name=$logs/$1-$2-$3 what unit
 	what=$(printf '%-9s %7s B %-10s' "$t" "$s" "$([ "$tr" = udp ] && echo "kernel udp" || echo dpdat)")
 	case $t in *_bw) unit="MiB/s" ;; *) unit="us" ;; esac
-	if ! perf_once "$@" "$name"; then
-		echo "bench: $what failed, once more; logs:" >&2
-		tail_log "$name.log"; tail_log "$name.server.log"
-		perf_once "$@" "$name" || {
-			tail_log "$name.log"; tail_log "$name.server.log"
-			die "$(echo $what) (twice; logs in $logs)"; }
-	fi
-	progress "$what ... $val $unit"
-	printf 'perf\t%s\t%s\t%s\t%s\n' "$tr" "$t" "$s" "$name.json" >>"$res"
+	measure "$(echo $what)" "$name.log $name.server.log" perf_once "$@" "$name"
+	progress "$what ... $val $unit$(busy_note)"
+	printf 'perf\t%s\t%s\t%s\t%s\t%s\n' "$tr" "$t" "$s" "$name.json" "$others" >>"$res"
 }
+busy_note() { [ "$others" -le "$max_others" ] || echo " (others took ${others}% of the CPUs)"; }
 
 # the machine is shared: say so if something else was using the CPUs
 busy=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; sleep 1
@@ -201,24 +246,25 @@ echo "bench: raw link (testpmd), dpdat and kernel; bw ${bw_secs} s, lat $lat_ite
 
 # bandwidth: per size, the raw link for its frame (once per frame size),
 # then the three dpdat tests, then the same over kernel UDP
-declare -A pps_of pps_med	# frame bytes -> packets/s (best second, median)
+declare -A pps_of pps_med oth_of	# frame bytes -> packets/s (best second,
+				# median), others' CPU share meanwhile
 for s in $bw_sizes; do
 	f=$(frame_for "$s") pl=$(payload_for "$s")
 	if [ -z "${pps_of[$f]:-}" ]; then
 		mb=()	# mbufs must hold a frame above 2 KiB
 		[ "$f" -le 1900 ] || mb=(--mbuf-size=$((f + 256)))
-		bench_testpmd_pps "$logs" "$f" "$tp_secs" "${mb[@]}" || {
-			tail_log "$logs/tp-rx.log"; tail_log "$logs/tp-tx.log"
-			die "dpdk-testpmd txonly -> rxonly, frames of $f B"; }
+		measure "dpdk-testpmd txonly -> rxonly, frames of $f B" \
+			"$logs/tp-rx.log $logs/tp-tx.log" \
+			bench_testpmd_pps "$logs" "$f" "$tp_secs" "${mb[@]}"
 		mv "$logs/tp-rx.log" "$logs/testpmd-$f-rx.log"
 		mv "$logs/tp-tx.log" "$logs/testpmd-$f-tx.log"
 		# the link's limit: other load on the machine only lowers it,
 		# so the best second (the median is in the log line)
-		pps_of[$f]=$BENCH_PPS_MAX pps_med[$f]=$BENCH_PPS
-		progress "$(printf '%-9s %7s B %-10s' raw_link "$f" "frames") ... $BENCH_PPS_MAX pps (best second; median $BENCH_PPS)"
+		pps_of[$f]=$BENCH_PPS_MAX pps_med[$f]=$BENCH_PPS oth_of[$f]=$others
+		progress "$(printf '%-9s %7s B %-10s' raw_link "$f" "frames") ... $BENCH_PPS_MAX pps (best second; median $BENCH_PPS)$(busy_note)"
 	fi
-	printf 'raw\t%s\t%s\t%s\t%s\t%s\n' "$s" "$f" "$pl" "${pps_of[$f]}" \
-		"${pps_med[$f]}" >>"$res"
+	printf 'raw\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$f" "$pl" "${pps_of[$f]}" \
+		"${pps_med[$f]}" "${oth_of[$f]}" >>"$res"
 	for t in $bw_tests; do perf_run dpdat "$t" "$s"; done
 	if [ $udp = 1 ]; then
 		for t in $bw_tests; do perf_run udp "$t" "$s"; done
@@ -258,14 +304,10 @@ for s in $lat_sizes; do
 	[ "$m" -ge 14 ] || m=14
 	[ "$m" -le 65507 ] || m=65507
 	lg=$logs/sockperf-$s.log
-	sockperf_once "$m" "$lg" || {
-		echo "bench: sockperf $m B failed, once more" >&2
-		tail_log "$lg"; tail_log "$lg.server"
-		sockperf_once "$m" "$lg" || { tail_log "$lg"; tail_log "$lg.server"
-			die "sockperf ping-pong $m B"; }; }
+	measure "sockperf ping-pong $m B" "$lg $lg.server" sockperf_once "$m" "$lg"
 	read -r p50 avg p99 <<<"$sp"
-	progress "$(printf '%-9s %7s B %-10s' sockperf "$s" "kernel") ... $p50 us (half round trip, median; $m B messages)"
-	printf 'sockperf\t%s\t%s\t%s\t%s\t%s\n' "$s" "$m" "$p50" "$avg" "$p99" >>"$res"
+	progress "$(printf '%-9s %7s B %-10s' sockperf "$s" "kernel") ... $p50 us (half round trip, median; $m B messages)$(busy_note)"
+	printf 'sockperf\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$m" "$p50" "$avg" "$p99" "$others" >>"$res"
 done
 
 # the table, the JSON, the plots' data and script
@@ -273,22 +315,24 @@ elapsed=$((SECONDS - t_start))
 # the CPU time others took meanwhile: all busy time less our children's
 awk '/^cpu / { print $2 + $3 + $4 }' /proc/stat >"$logs/cpu"
 times >>"$logs/cpu"	# here: in a subshell it would not count our children
-others=$(awk -v j0="$jiffies0" -v hz="$(getconf CLK_TCK)" -v t="$elapsed" \
+others_run=$(awk -v j0="$jiffies0" -v hz="$(getconf CLK_TCK)" -v t="$elapsed" \
 	    -v n="$(nproc)" '
 	NR == 1 { busy = ($1 - j0) / hz }
 	NR == 3 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); kids += a[1] * 60 + a[2] } }
 	END { o = t ? 100 * (busy - kids) / (t * n) : 0; printf "%.0f", o < 0 ? 0 : o }' \
 	"$logs/cpu")
-[ "$others" -lt 10 ] ||
-	echo "bench: warning: other processes took ${others}% of the CPUs during the run: figures are low and noisy"
+[ "$others_run" -lt 10 ] ||
+	echo "bench: warning: other processes took ${others_run}% of the CPUs during the run: figures are low and noisy"
 term=png
 gnuplot -e 'set terminal' 2>&1 | grep -w pngcairo >/dev/null && term=pngcairo
 python3 - "$res" "$json" "$out" "$quick" "$elapsed" "$bw_secs" "$lat_iters" \
-	"$tp_secs" "$sp_secs" "$sp_opts" "$pmtu" "$udp" "$term" "$busy" "$others" <<'PY'
+	"$tp_secs" "$sp_secs" "$sp_opts" "$pmtu" "$udp" "$term" "$busy" "$others_run" \
+	"$tries" "$max_others" <<'PY'
 import json, os, platform, subprocess, sys, time
 
 (res, jpath, out, quick, elapsed, bw_secs, lat_iters, tp_secs, sp_secs,
- sp_opts, pmtu, have_udp, term, busy, others) = sys.argv[1:]
+ sp_opts, pmtu, have_udp, term, busy, others, tries, max_others) = sys.argv[1:]
+max_others = int(max_others)
 perf = {}		# (transport, test, bytes) -> the dpdat-perf result
 raw = {}		# bytes -> {frame, payload, pps, mib_s}
 sp = {}			# bytes -> sockperf figures
@@ -298,15 +342,18 @@ for line in open(res):
         d = json.load(open(f[4]))
         r = d["results"][0]
         r["transport"] = d.get("transport", f[1])
+        r["others_pct"] = int(f[5])
         perf[(f[1], f[2], int(f[3]))] = r
     elif f[0] == "raw":
         pps = float(f[4])
         raw[int(f[1])] = {"frame_bytes": int(f[2]), "payload_bytes": int(f[3]),
                           "pps": pps, "pps_median": float(f[5]),
-                          "mib_s": pps * int(f[3]) / 2**20}
+                          "mib_s": pps * int(f[3]) / 2**20,
+                          "others_pct": int(f[6])}
     elif f[0] == "sockperf":
         sp[int(f[1])] = {"msg_bytes": int(f[2]), "p50_us": float(f[3]),
-                         "avg_us": float(f[4]), "p99_us": float(f[5])}
+                         "avg_us": float(f[4]), "p99_us": float(f[5]),
+                         "others_pct": int(f[6])}
 
 def figure(r):
     return r["bw_avg_mib"] if "bw_avg_mib" in r else r["t_typical_us"]
@@ -318,16 +365,21 @@ for t in bw_tests + lat_tests:
     sizes = sorted({b for (tr, tt, b) in perf if tt == t})
     for b in sizes:
         d = figure(perf[("dpdat", t, b)])
-        k = perf.get(("udp", t, b))
-        k = figure(k) if k else None
+        kr = perf.get(("udp", t, b))
+        k = figure(kr) if kr else None
         row = {"test": t, "bytes": b, "unit": "MiB/s" if t in bw_tests else "us",
                "dpdat": d, "raw_link": None, "kernel_udp": k, "sockperf": None,
-               "ratio_dpdat_raw": None, "ratio_dpdat_kernel": None}
+               "ratio_dpdat_raw": None, "ratio_dpdat_kernel": None,
+               "others_pct": {"dpdat": perf[("dpdat", t, b)]["others_pct"]}}
+        if kr:
+            row["others_pct"]["kernel_udp"] = kr["others_pct"]
         if t in bw_tests:
             row["raw_link"] = raw[b]["mib_s"]
             row["ratio_dpdat_raw"] = d / row["raw_link"]
+            row["others_pct"]["raw_link"] = raw[b]["others_pct"]
         elif b in sp:	# read_lat is a whole round trip, sockperf half one
             row["sockperf"] = sp[b]["p50_us"] * (2 if t == "read_lat" else 1)
+            row["others_pct"]["sockperf"] = sp[b]["others_pct"]
         if k:
             row["ratio_dpdat_kernel"] = d / k
         rows.append(row)
@@ -345,13 +397,22 @@ def size(b):
 hdr = ["test", "size", "unit", "dpdat", "raw link", "kernel udp", "sockperf",
        "dpdat/raw", "dpdat/kernel"]
 lines = [hdr]
+busy_cells = 0
+def cell(r, col):	# "~": others took the CPUs while it was measured
+    global busy_cells
+    c = num(r[col])
+    if col == "sockperf" and r[col] is not None and \
+       sp[r["bytes"]]["msg_bytes"] != r["bytes"]:
+        c += "*"
+    if r["others_pct"].get(col, 0) > max_others:
+        c += "~"
+        busy_cells += 1
+    return c
 for r in rows:
-    s = num(r["sockperf"])
-    if r["sockperf"] is not None and sp[r["bytes"]]["msg_bytes"] != r["bytes"]:
-        s += "*"
-    lines.append([r["test"], size(r["bytes"]), r["unit"], num(r["dpdat"]),
-                  num(r["raw_link"]), num(r["kernel_udp"]), s,
-                  num(r["ratio_dpdat_raw"]), num(r["ratio_dpdat_kernel"])])
+    lines.append([r["test"], size(r["bytes"]), r["unit"], cell(r, "dpdat"),
+                  cell(r, "raw_link"), cell(r, "kernel_udp"),
+                  cell(r, "sockperf"), num(r["ratio_dpdat_raw"]),
+                  num(r["ratio_dpdat_kernel"])])
 w = [max(len(l[i]) for l in lines) for i in range(len(hdr))]
 print()
 for i, l in enumerate(lines):
@@ -367,6 +428,9 @@ if any(v["msg_bytes"] != b for b, v in sp.items()):
     print("* sockperf takes 14 .. 65507 B: it ran the nearest size")
 if have_udp != "1":
     print("no kernel udp column: dpdat-perf has no --transport=udp")
+if busy_cells:
+    print(f"~ other processes took more than {max_others}% of the CPUs while "
+          f"it was measured ({tries} tries at most): low, or noisy")
 
 def cmd(*a):
     try:
@@ -382,7 +446,8 @@ doc = {
                 "git": cmd("git", "describe", "--always", "--dirty"),
                 "cpu_busy_before_pct": int(busy),
                 "cpu_others_during_pct": int(others)},
-    "config": {"quick": quick == "1", "pmtu": int(pmtu),
+    "config": {"quick": quick == "1", "pmtu": int(pmtu), "tries": int(tries),
+               "max_others_pct": max_others,
                "bw_seconds": int(bw_secs), "lat_iterations": int(lat_iters),
                "testpmd_seconds": int(tp_secs),
                "sockperf_seconds": int(sp_secs), "sockperf_options": sp_opts,

@@ -57,21 +57,25 @@ bench_testpmd_pps() {
 	local dir=$1 frame=$2 secs=$3 rx
 	shift 3
 	local sock=$dir/tp.sock lc='0@(0,1),1@(0,1)' pre=dpdatbench-$$
-	timeout $((secs + 12)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
-		--file-prefix="$pre-rx" --vdev=net_memif0,role=server,socket=$sock \
-		-- --forward-mode=rxonly --auto-start --stats-period=1 \
-		--total-num-mbufs=16384 "$@" </dev/null >"$dir/tp-rx.log" 2>&1 &
-	rx=$!
-	BENCH_PIDS+=("$rx")
-	bench_wait_unix "$sock" 10 || sleep 1
-	sleep 0.2	# the port started after its socket
-	timeout $((secs + 1)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
-		--file-prefix="$pre-tx" --vdev=net_memif0,role=client,socket=$sock \
-		-- --forward-mode=txonly --auto-start --txpkts="$frame" \
-		--stats-period=1 --total-num-mbufs=16384 "$@" \
-		</dev/null >"$dir/tp-tx.log" 2>&1 || true
-	kill "$rx" 2>/dev/null || true
-	wait "$rx" 2>/dev/null || true
+	# the shell's notice of the receiver's end (DPDK 22.11's memif may
+	# crash when its peer goes) goes to its log, not to the terminal
+	{
+		timeout $((secs + 12)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
+			--file-prefix="$pre-rx" --vdev=net_memif0,role=server,socket=$sock \
+			-- --forward-mode=rxonly --auto-start --stats-period=1 \
+			--total-num-mbufs=16384 "$@" </dev/null >"$dir/tp-rx.log" 2>&1 &
+		rx=$!
+		BENCH_PIDS+=("$rx")
+		bench_wait_unix "$sock" 10 || sleep 1
+		sleep 0.2	# the port started after its socket
+		timeout $((secs + 1)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
+			--file-prefix="$pre-tx" --vdev=net_memif0,role=client,socket=$sock \
+			-- --forward-mode=txonly --auto-start --txpkts="$frame" \
+			--stats-period=1 --total-num-mbufs=16384 "$@" \
+			</dev/null >"$dir/tp-tx.log" 2>&1 || true
+		kill "$rx" 2>/dev/null || true
+		wait "$rx" 2>/dev/null || true
+	} 2>>"$dir/tp-rx.log"
 	bench_forget "$rx"
 	BENCH_PPS=$(grep -o 'Rx-pps: *[0-9]*' "$dir/tp-rx.log" |
 		awk '$2 > 0 { print $2 }' | bench_median)
