@@ -13,6 +13,7 @@
  * zombie and is freed when its last event is drained.
  */
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <string.h>
 
@@ -193,7 +194,7 @@ dd_psp_query(DAT_PSP_HANDLE h, DAT_PSP_PARAM_MASK mask, DAT_PSP_PARAM *p)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_PSP);
 	if (p == NULL)
 		return DD_BAD_PARAM(DAT_INVALID_ARG3);
-	*p = (DAT_PSP_PARAM){ .ia_handle = sp->h.ia, .conn_qual = sp->qual,
+	*p = (DAT_PSP_PARAM){ .ia_handle = dd_consumer_ia(sp->h.ia), .conn_qual = sp->qual,
 			      .evd_handle = sp->evd, .psp_flags = sp->flags };
 	return DAT_SUCCESS;
 }
@@ -247,7 +248,7 @@ dd_rsp_query(DAT_RSP_HANDLE h, DAT_RSP_PARAM_MASK mask, DAT_RSP_PARAM *p)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_RSP);
 	if (p == NULL)
 		return DD_BAD_PARAM(DAT_INVALID_ARG3);
-	*p = (DAT_RSP_PARAM){ .ia_handle = sp->h.ia, .conn_qual = sp->qual,
+	*p = (DAT_RSP_PARAM){ .ia_handle = dd_consumer_ia(sp->h.ia), .conn_qual = sp->qual,
 			      .evd_handle = sp->evd, .ep_handle = sp->ep };
 	return DAT_SUCCESS;
 }
@@ -483,10 +484,14 @@ dd_ep_disconnect(DAT_EP_HANDLE h, DAT_CLOSE_FLAGS flags)
 	     st == DAT_EP_STATE_ACTIVE_CONNECTION_PENDING ||
 	     st == DAT_EP_STATE_PASSIVE_CONNECTION_PENDING) &&
 	    dd_ep_move(ep, st, DAT_EP_STATE_DISCONNECT_PENDING)) {
-		/* the DISCONNECTED event follows on the connect EVD */
-		if (dpdat_cm_disconnect(ep->conn, NULL, 0) != 0) {
+		/* the DISCONNECTED event follows on the connect EVD. -EBUSY:
+		 * the peer disconnected first, and that event is on its way
+		 * (both sides of dapltest disconnect at once) */
+		int err = dpdat_cm_disconnect(ep->conn, NULL, 0);
+
+		if (err != 0 && err != -EBUSY) {
 			dd_ep_set_state(ep, st);
-			ret = DD_BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY);
+			ret = dpdat_dat_err(err, NULL);
 		}
 	}
 	/* unconnected or already disconnecting: nothing to do */
@@ -572,6 +577,8 @@ dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 		break;
 	case DPDAT_CM_BROKEN:
 		num = DAT_CONNECTION_EVENT_BROKEN;
+		if (dd_debug && ep->qp != NULL)
+			dpdat_qp_dump(ep->qp, stderr);
 		break;
 	default:
 		num = DAT_CONNECTION_EVENT_DISCONNECTED;

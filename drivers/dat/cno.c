@@ -52,7 +52,6 @@ void dd_cno_notify(struct dd_cno *cno, struct dd_evd *evd,
 		   DAT_OS_WAIT_PROXY_AGENT *agent);
 DAT_COUNT dd_evd_cno_poll(struct dd_evd *evd, const struct dd_cno *cno,
 			  bool *native);
-DAT_IA_HANDLE dd_evd_consumer_ia(struct dd_ia *ia);
 
 #define CNO_BAD_HANDLE	DD_BAD_HANDLE(DAT_INVALID_HANDLE_CNO)
 #define CNO_FIELDS	(DAT_CNO_FIELD_IA_HANDLE | \
@@ -354,7 +353,7 @@ dd_cno_query(DAT_CNO_HANDLE h, DAT_CNO_PARAM_MASK mask, DAT_CNO_PARAM *p)
 	if (c == NULL)
 		return CNO_BAD_HANDLE;
 	memset(p, 0, sizeof(*p));
-	p->ia_handle = dd_evd_consumer_ia(c->pub.h.ia);
+	p->ia_handle = dd_consumer_ia(c->pub.h.ia);
 	if (c->pub.fd >= 0) {
 		p->proxy_type = DAT_PROXY_TYPE_FD;
 		p->proxy.fd = c->pub.fd;

@@ -106,6 +106,10 @@ struct dd_ia {
 	uint32_t ipv4;			/* network order */
 };
 
+/* The IA handle the consumer holds for ours (the registry swaps them):
+ * what queries return in their ia_handle fields. */
+DAT_IA_HANDLE dd_consumer_ia(struct dd_ia *ia);
+
 /* The provider of an IA name (registered by dat_provider_init), and the
  * ia_params of its dat.conf entry copied into params. */
 const DAT_PROVIDER *dd_provider(const char *ia_name, char *params,
@@ -191,6 +195,7 @@ struct dd_ep {
 	DAT_EP_PARAM param;
 	DAT_EP_STATE state;		/* atomic: dd_ep_state(), dd_ep_move() */
 	uint32_t gen;			/* incarnation of the QP (ep.c) */
+	int index;			/* in ep.c's table, for wr_ids */
 	struct dd_pz *pz;
 	struct dd_evd *req_evd, *recv_evd, *conn_evd;
 	struct dd_srq *srq;

@@ -7,13 +7,14 @@
  * dpdat completions into DAT DTO events.
  *
  * A posted WR is recorded in the EP's send or receive queue (cookie,
- * length, operation); its wr_id names the EP, the incarnation of its QP
- * and the slot:
- *     wr_id = ep << 16 | (gen & 0x1f) << 11 | slot     (slot < 2048)
- * EP memory is never returned to malloc (obj.c), so a completion that
- * arrives after the EP was freed or reset is recognised (dead magic or old
- * generation) and dropped. Completions of one queue arrive in order, so a
- * completion of slot k also retires the unsignaled WRs before it.
+ * length, operation); its wr_id names the EP (its index in a table), the
+ * incarnation of its QP and the slot:
+ *     wr_id = index << 43 | generation << 11 | slot     (slot < 2048)
+ * Generations come from one process-wide 32-bit counter, so a completion
+ * that arrives after its EP was freed, reset, or its memory recycled for
+ * another EP (obj.c reuses retired objects) matches nothing and is
+ * dropped. Completions of one queue arrive in order, so a completion of
+ * slot k also retires the unsignaled WRs before it.
  *
  * The EP state changes on consumer calls and on CM events (drained under
  * an EVD lock); it is an atomic and changes by compare-and-swap, so no EP
@@ -32,7 +33,35 @@
 #include "dd_ep.h"
 
 #define WR_SLOT_BITS	11
-#define WR_GEN_BITS	5
+#define WR_GEN_BITS	32
+#define EP_TABLE_SIZE	4096
+
+static struct dd_ep *ep_table[EP_TABLE_SIZE];
+static pthread_mutex_t ep_table_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t next_gen;
+
+/* A table index for a new EP; -1 when all are taken. */
+static int
+ep_index_get(struct dd_ep *ep)
+{
+	int i;
+
+	pthread_mutex_lock(&ep_table_lock);
+	for (i = 0; i < EP_TABLE_SIZE && ep_table[i] != NULL; i++)
+		;
+	if (i < EP_TABLE_SIZE)
+		ep_table[i] = ep;
+	pthread_mutex_unlock(&ep_table_lock);
+	return i < EP_TABLE_SIZE ? i : -1;
+}
+
+static void
+ep_index_put(struct dd_ep *ep)
+{
+	pthread_mutex_lock(&ep_table_lock);
+	ep_table[ep->index] = NULL;
+	pthread_mutex_unlock(&ep_table_lock);
+}
 
 static const DAT_EP_ATTR ep_defaults = {
 	.service_type = DAT_SERVICE_TYPE_RC,
@@ -114,7 +143,7 @@ qp_renew(struct dd_ep *ep)
 		dpdat_qp_free(ep->qp);
 		ep->qp = NULL;
 	}
-	ep->gen = (ep->gen + 1) & ((1u << WR_GEN_BITS) - 1);
+	ep->gen = __atomic_add_fetch(&next_gen, 1, __ATOMIC_RELAXED);
 	if (ep->pz == NULL || ep->req_evd == NULL || ep->recv_evd == NULL)
 		return DAT_SUCCESS;	/* unconfigured: no QP yet */
 	if (wq_init(&ep->sq, (uint32_t)a->max_request_dtos) != 0 ||
@@ -123,8 +152,11 @@ qp_renew(struct dd_ep *ep)
 	qc.pz = ep->pz->pz;
 	qc.send_cq = ep->req_evd->cq;
 	qc.recv_cq = ep->recv_evd->cq;
-	qc.max_send_wr = ep->sq.size;
-	qc.max_recv_wr = ep->rq.size;
+	/* the EP's own rings enforce the DAT limits; the native queues are
+	 * twice as deep, so that they never refuse what the EP admitted
+	 * (dapltest -T P posts exactly max_request_dtos) */
+	qc.max_send_wr = 2 * ep->sq.size;
+	qc.max_recv_wr = 2 * ep->rq.size;
 	ep->qp = dpdat_qp_create(ep->h.ia->dev, &qc);
 	if (ep->qp == NULL)
 		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
@@ -198,7 +230,7 @@ param_sync(struct dd_ep *ep)
 {
 	DAT_EP_PARAM *p = &ep->param;
 
-	p->ia_handle = ep->h.ia;
+	p->ia_handle = dd_consumer_ia(ep->h.ia);
 	p->local_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->h.ia->addr;
 	p->remote_ia_address_ptr = (DAT_IA_ADDRESS_PTR)&ep->remote;
 	p->remote_port_qual = ep->remote_qual;
@@ -232,6 +264,11 @@ dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 	ep = dd_obj_new(ia, DD_EP, sizeof(*ep));
 	if (ep == NULL)
 		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY;
+	ep->index = ep_index_get(ep);
+	if (ep->index < 0) {
+		dd_obj_free(ep);
+		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
+	}
 	pthread_mutex_init(&ep->lock, NULL);
 	ep->param.ep_attr = attr != NULL ? *attr : ep_defaults;
 	ep->pz = pz;
@@ -244,6 +281,7 @@ dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 		free(ep->sq.wr);
 		free(ep->rq.wr);
 		ep->sq.wr = ep->rq.wr = NULL;
+		ep_index_put(ep);
 		dd_obj_free(ep);
 		return ret;
 	}
@@ -254,6 +292,15 @@ dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 	dd_ep_set_state(ep, configured(ep) ? DAT_EP_STATE_UNCONNECTED :
 			DAT_EP_STATE_UNCONFIGURED_UNCONNECTED);
 	param_sync(ep);
+	if (dd_debug)
+		fprintf(stderr, "dpdat DAT: ep %p: %d requests x %d iov, %d "
+			"receives x %d iov, RDMA reads %d in %d out\n",
+			(void *)ep, ep->param.ep_attr.max_request_dtos,
+			ep->param.ep_attr.max_request_iov,
+			ep->param.ep_attr.max_recv_dtos,
+			ep->param.ep_attr.max_recv_iov,
+			ep->param.ep_attr.max_rdma_read_in,
+			ep->param.ep_attr.max_rdma_read_out);
 	*out = ep;
 	return DAT_SUCCESS;
 }
@@ -439,7 +486,8 @@ dd_ep_free(DAT_EP_HANDLE h)
 	evd_use(ep->conn_evd, -1);
 	ep->recv_evd = ep->req_evd = ep->conn_evd = NULL;
 	pthread_mutex_unlock(&ep->lock);
-	dd_obj_free(ep);	/* the queues stay for stale completions */
+	ep_index_put(ep);
+	dd_obj_free(ep);
 	return DAT_SUCCESS;
 }
 
@@ -495,7 +543,7 @@ wq_add(struct dd_ep *ep, struct dd_wr_queue *q, DAT_DTO_COOKIE cookie,
 	w->op = op;
 	w->ep = ep;
 	w->signaled = signaled;
-	return (uint64_t)(uintptr_t)ep << 16 |
+	return (uint64_t)ep->index << (WR_GEN_BITS + WR_SLOT_BITS) |
 	       (uint64_t)ep->gen << WR_SLOT_BITS | slot;
 }
 
@@ -553,12 +601,21 @@ post_request(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		   wq_add(ep, &ep->sq, cookie, total, op, sig) : 0;
 	if (wr.wr_id == 0) {
 		pthread_mutex_unlock(&ep->lock);
+		if (dd_debug)
+			fprintf(stderr, "dpdat DAT: ep %p: send queue full\n",
+				(void *)ep);
 		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
 	}
 	ret = post_status(dpdat_post_send(ep->qp, &wr));
 	if (ret == DAT_SUCCESS)
 		ep->sq.tail++;
 	pthread_mutex_unlock(&ep->lock);
+	if (ret != DAT_SUCCESS && dd_debug) {
+		fprintf(stderr, "dpdat DAT: ep %p: post of op %d refused "
+			"(0x%x) with %u posted\n", (void *)ep, op, ret,
+			ep->sq.tail - ep->sq.head);
+		dpdat_qp_dump(ep->qp, stderr);
+	}
 	return ret;
 }
 
@@ -674,18 +731,21 @@ dto_status(enum dpdat_wc_status s)
 bool
 dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 {
-	struct dd_ep *ep = (struct dd_ep *)(uintptr_t)(wc->wr_id >> 16);
+	uint64_t index = wc->wr_id >> (WR_GEN_BITS + WR_SLOT_BITS);
 	uint32_t slot = wc->wr_id & ((1u << WR_SLOT_BITS) - 1);
-	uint32_t gen = (wc->wr_id >> WR_SLOT_BITS) &
-		       ((1u << WR_GEN_BITS) - 1);
+	uint32_t gen = (uint32_t)(wc->wr_id >> WR_SLOT_BITS);
+	struct dd_ep *ep = index < EP_TABLE_SIZE ?
+			   __atomic_load_n(&ep_table[index], __ATOMIC_ACQUIRE) :
+			   NULL;
 	bool recv = wc->opcode == DPDAT_WR_RECV;
 	struct dd_wr_queue *q;
 	struct dd_wr *w;
 	uint32_t head;
 
 	(void)evd;
-	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL || ep->gen != gen)
-		return false;	/* freed or reset since */
+	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL ||
+	    __atomic_load_n(&ep->gen, __ATOMIC_ACQUIRE) != gen)
+		return false;	/* freed, reset or recycled since */
 	q = recv ? &ep->rq : &ep->sq;
 	if (slot >= q->size)
 		return false;
@@ -696,9 +756,10 @@ dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 		head++;
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
 	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p %s completion slot %u: %s\n",
-			(void *)ep, recv ? "recv" : "send", slot,
-			dpdat_wc_status_str(wc->status));
+		fprintf(stderr, "dpdat DAT: ep %p %s completion slot %u (qp %u,"
+			" op %d, %u bytes): %s\n", (void *)ep,
+			recv ? "recv" : "send", slot, wc->qp_num, wc->opcode,
+			wc->byte_len, dpdat_wc_status_str(wc->status));
 	if (wc->status == DPDAT_WC_SUCCESS && !w->signaled)
 		return false;
 	memset(ev, 0, sizeof(*ev));

@@ -65,13 +65,6 @@ void dd_cno_notify(struct dd_cno *cno, struct dd_evd *evd,
 /* For cno.c: drain an EVD that feeds cno, with no lock held. */
 DAT_COUNT dd_evd_cno_poll(struct dd_evd *evd, const struct dd_cno *cno,
 			  bool *native);
-/* For cno.c: the IA handle its consumer holds. */
-DAT_IA_HANDLE dd_evd_consumer_ia(struct dd_ia *ia);
-
-/* libdat2 exports it undeclared. Given a provider's IA handle it answers
- * the registry's handle for it (the small integer the consumer holds),
- * after a search of its table. */
-extern DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE, DAT_IA_HANDLE *);
 
 /* The registry's own answer for a NULL EVD handle: a stale one reads the
  * same. */
@@ -293,19 +286,6 @@ cno_of(DAT_CNO_HANDLE h, const struct dd_ia *ia)
 	return cno != NULL && cno->h.ia == ia ? cno : NULL;
 }
 
-/* Queries answer the handle the consumer holds, which the registry
- * accepts back: ours would crash the registry's dat_ia_query(). The
- * provider's own while the registry has not seen the IA (ia_open). */
-DAT_IA_HANDLE
-dd_evd_consumer_ia(struct dd_ia *ia)
-{
-	DAT_IA_HANDLE h;
-
-	if (dats_get_ia_handle((DAT_IA_HANDLE)ia, &h) != DAT_SUCCESS)
-		return (DAT_IA_HANDLE)ia;
-	return h;
-}
-
 static DAT_RETURN
 native_err(void)
 {
@@ -465,7 +445,7 @@ dd_evd_query(DAT_EVD_HANDLE h, DAT_EVD_PARAM_MASK mask, DAT_EVD_PARAM *p)
 	if (e == NULL)
 		return EVD_BAD_HANDLE;
 	/* every field, whatever the mask: the spec allows more */
-	p->ia_handle = dd_evd_consumer_ia(e->pub.h.ia);
+	p->ia_handle = dd_consumer_ia(e->pub.h.ia);
 	p->evd_qlen = e->pub.qlen;
 	p->evd_state = (DAT_EVD_STATE)(DAT_EVD_STATE_CONFIG_THRESHOLD |
 		(e->pub.enabled ? DAT_EVD_STATE_ENABLED :

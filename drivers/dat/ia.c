@@ -272,6 +272,10 @@ dd_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 	pthread_mutex_unlock(&ia->lock);
 	if (others && flags == DAT_CLOSE_GRACEFUL_FLAG)
 		return DD_BAD_STATE(DAT_INVALID_STATE_IA_IN_USE);
+	/* the async EVD refuses to go while its IA is open: no more */
+	pthread_mutex_lock(&ia->lock);
+	ia->async_evd = NULL;
+	pthread_mutex_unlock(&ia->lock);
 	free_all(ia);
 	dev_put(ia->dev);
 	dd_obj_free(ia);
@@ -347,9 +351,10 @@ fill_provider_attr(DAT_PROVIDER_ATTR *p)
 	p->ep_creator = DAT_PSP_CREATES_EP_NEVER;
 	p->pz_support = DAT_PZ_UNIQUE;
 	p->optimal_buffer_alignment = 64;
-	memset(merge, 0, sizeof(merge));
+	/* any flags may share one EVD (evd.c keeps a CQ and a CM queue) */
 	for (int i = 0; i < 6; i++)
-		merge[i][i] = DAT_TRUE;
+		for (int k = 0; k < 6; k++)
+			merge[i][k] = DAT_TRUE;
 	memcpy((void *)p->evd_stream_merging_supported, merge, sizeof(merge));
 	p->srq_supported = DAT_FALSE;
 	p->lmr_sync_req = DAT_FALSE;
@@ -384,6 +389,24 @@ dd_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 	if (prov_mask != 0)
 		fill_provider_attr(prov_attr);
 	return DAT_SUCCESS;
+}
+
+/* libdat2 exports it undeclared. Given a provider's IA handle it answers
+ * the registry's handle for it (the small integer the consumer holds),
+ * after a search of its table. */
+extern DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE, DAT_IA_HANDLE *);
+
+/* Queries answer the handle the consumer holds, which the registry
+ * accepts back: ours would crash the registry's dat_ia_query(). The
+ * provider's own while the registry has not seen the IA (ia_open). */
+DAT_IA_HANDLE
+dd_consumer_ia(struct dd_ia *ia)
+{
+	DAT_IA_HANDLE h;
+
+	if (dats_get_ia_handle((DAT_IA_HANDLE)ia, &h) != DAT_SUCCESS)
+		return (DAT_IA_HANDLE)ia;
+	return h;
 }
 
 DAT_RETURN DAT_API

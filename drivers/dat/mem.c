@@ -35,6 +35,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -147,7 +148,7 @@ dd_pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *p)
 		return DD_BAD_PARAM(DAT_INVALID_ARG2);
 	if (p == NULL)
 		return DD_BAD_PARAM(DAT_INVALID_ARG3);
-	p->ia_handle = pz->h.ia;
+	p->ia_handle = dd_consumer_ia(pz->h.ia);
 	return DAT_SUCCESS;
 }
 
@@ -275,7 +276,7 @@ lmr_new(struct dd_ia *ia, DAT_MEM_TYPE type, DAT_REGION_DESCRIPTION rd,
 	l->pz = pz;
 	pz_use(pz, 1);
 	l->param = (DAT_LMR_PARAM){
-		.ia_handle = ia,
+		.ia_handle = dd_consumer_ia(ia),
 		.mem_type = type,
 		.region_desc = rd,
 		.length = type == DAT_MEM_TYPE_LMR ? info.length : len,
@@ -288,6 +289,10 @@ lmr_new(struct dd_ia *ia, DAT_MEM_TYPE type, DAT_REGION_DESCRIPTION rd,
 		.registered_size = info.registered_size,
 		.registered_address = info.registered_address,
 	};
+	if (dd_debug)
+		fprintf(stderr, "dpdat DAT: lmr %p: context 0x%08x, %#lx+%lu\n",
+			(void *)l, info.lmr_context,
+			(unsigned long)info.address, (unsigned long)info.length);
 	return l;
 }
 
@@ -369,6 +374,9 @@ dd_lmr_free(DAT_LMR_HANDLE h)
 		goto out;
 	}
 	/* returns once no access checked through the context is running */
+	if (dd_debug)
+		fprintf(stderr, "dpdat DAT: lmr %p: free context 0x%08x\n",
+			(void *)l, l->param.lmr_context);
 	err = dpdat_lmr_free(l->lmr);
 	if (err != 0) {
 		ret = err != -EBUSY ? native_err(err, NULL) :
@@ -479,7 +487,7 @@ dd_rmr_create(DAT_PZ_HANDLE pzh, DAT_RMR_HANDLE *out)
 	/* remote accesses are checked against the PZ, whichever connection
 	 * they come from: the scope is the PZ */
 	r->param = (DAT_RMR_PARAM){
-		.ia_handle = pz->h.ia,
+		.ia_handle = dd_consumer_ia(pz->h.ia),
 		.pz_handle = pz,
 		.mem_priv = DAT_MEM_PRIV_NONE_FLAG,
 		.rmr_scope = DAT_RMR_SCOPE_PZ,

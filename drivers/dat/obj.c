@@ -83,7 +83,8 @@ dd_obj_get(DAT_HANDLE h, enum dd_type type)
 {
 	struct dd_obj *o = h;
 
-	if (o == NULL ||
+	/* NULL, DAT_EVD_ASYNC_EXISTS and other small values are no handles */
+	if ((uintptr_t)o < 4096 ||
 	    __atomic_load_n(&o->magic, __ATOMIC_ACQUIRE) != live_magic(type))
 		return NULL;
 	return o;
@@ -95,7 +96,7 @@ dd_obj_any(DAT_HANDLE h)
 	struct dd_obj *o = h;
 	uint32_t m;
 
-	if (o == NULL)
+	if ((uintptr_t)o < 4096)
 		return NULL;
 	m = __atomic_load_n(&o->magic, __ATOMIC_ACQUIRE);
 	if ((m ^ DD_MAGIC_LIVE) == 0 || (m ^ DD_MAGIC_LIVE) >= DD_TYPE_COUNT)

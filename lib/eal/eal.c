@@ -25,7 +25,7 @@
 
 #include <dpdat/dpdat.h>
 
-RTE_LOG_REGISTER_DEFAULT(dpdat_eal_logtype, NOTICE);
+RTE_LOG_REGISTER(dpdat_eal_logtype, dpdat.eal, NOTICE);
 #define EAL_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, dpdat_eal_logtype, "dpdat: " fmt "\n", \
 		##__VA_ARGS__)
@@ -259,6 +259,30 @@ build_args(const struct dpdat_eal_conf *c, enum dpdat_mem_mode mode,
 #undef ADD
 }
 
+/* DPDAT_LOG=<level> (a number 1..8 or a name: err, warning, notice,
+ * info, debug) sets the level of every dpdat log type. */
+static void
+log_level_from_env(void)
+{
+	static const char *const names[] = { "", "emerg", "alert", "crit",
+		"err", "warning", "notice", "info", "debug" };
+	const char *v = getenv("DPDAT_LOG");
+	unsigned int level = 0;
+
+	if (v == NULL)
+		return;
+	for (unsigned int i = 1; i < RTE_DIM(names); i++)
+		if (strcmp(v, names[i]) == 0)
+			level = i;
+	if (level == 0)
+		level = (unsigned int)strtoul(v, NULL, 0);
+	if (level < RTE_LOG_EMERG || level > RTE_LOG_DEBUG) {
+		EAL_LOG(WARNING, "DPDAT_LOG=%s: not a log level", v);
+		return;
+	}
+	rte_log_set_level_pattern("dpdat*", level);
+}
+
 int
 dpdat_eal_init(const struct dpdat_eal_conf *conf)
 {
@@ -299,6 +323,7 @@ dpdat_eal_init(const struct dpdat_eal_conf *conf)
 	 * processes forked from one parent would draw the same PSNs, QP
 	 * numbers and key generations. Give each its own sequence. */
 	rte_srand(rte_rdtsc() ^ ((uint64_t)getpid() << 32));
+	log_level_from_env();
 	eal_mode = mode;
 	eal_owned = 1;
 	if (mode == DPDAT_MEM_MODE_HUGE)

@@ -17,7 +17,7 @@
 
 #include "mr_priv.h"
 
-RTE_LOG_REGISTER_DEFAULT(dpdat_mr_logtype, NOTICE);
+RTE_LOG_REGISTER(dpdat_mr_logtype, dpdat.mr, NOTICE);
 
 #define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #define STORE(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)

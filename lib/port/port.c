@@ -23,7 +23,7 @@
 #include "port_priv.h"
 #include "roce.h"
 
-RTE_LOG_REGISTER_DEFAULT(dpdat_port_logtype, NOTICE);
+RTE_LOG_REGISTER(dpdat_port_logtype, dpdat.port, NOTICE);
 
 #define PORT_RING_SIZE	1024
 /* one PMTU-4096 RoCEv2 frame per mbuf: 4096 + 78 bytes of headers */

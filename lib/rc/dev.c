@@ -24,7 +24,7 @@
 #include "port_priv.h"
 #include "rc_priv.h"
 
-RTE_LOG_REGISTER_DEFAULT(dpdat_rc_logtype, NOTICE);
+RTE_LOG_REGISTER(dpdat_rc_logtype, dpdat.rc, NOTICE);
 
 /* Devices the telemetry commands can see. */
 #define TEL_MAX_DEVS 16

@@ -102,7 +102,8 @@ static void
 local_error(struct dpdat_qp *qp, struct rc_swqe *w,
 	    enum dpdat_wc_status status)
 {
-	(void)w;
+	RC_LOG(INFO, "qp %u: local error %d in WR %u (%u bytes, %u SGEs)",
+	       qp->qpn, status, qp->sq_send, w->len, w->num_sge);
 	rc_qp_fail(qp, qp->sq_send, status);
 }
 

@@ -40,11 +40,17 @@ rc_sge_to_buf(struct dpdat_qp *qp, const struct dpdat_sge *sge, uint32_t n,
 		if ((uint32_t)i >= n)
 			return DPDAT_WC_LOC_LEN_ERR;
 		c = RTE_MIN(len, sge[i].length - skip);
-		if (dpdat_mr_access_check(qp->dev->dom, sge[i].lkey,
-				sge[i].addr + skip, c,
-				DPDAT_MEM_PRIV_LOCAL_READ, qp->pz_id,
-				&x) != DPDAT_MR_CHECK_OK)
+		enum dpdat_mr_check r = dpdat_mr_access_check(qp->dev->dom,
+				sge[i].lkey, sge[i].addr + skip, c,
+				DPDAT_MEM_PRIV_LOCAL_READ, qp->pz_id, &x);
+
+		if (r != DPDAT_MR_CHECK_OK) {
+			RC_LOG(INFO, "qp %u: local SGE 0x%08x %#lx+%u: %s",
+			       qp->qpn, sge[i].lkey,
+			       (unsigned long)(sge[i].addr + skip), c,
+			       dpdat_mr_check_str(r));
 			return DPDAT_WC_LOC_PROT_ERR;
+		}
 		memcpy(dst, x.addr, c);
 		dst += c;
 		len -= c;

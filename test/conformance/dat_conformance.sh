@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# Debian's unmodified uDAPL test programs (dapl2-utils) against the dpdat
+# DAT plug-in, loaded by the DAT registry (libdat2) from a dat.conf. Two
+# processes over a memif pair: IA dpdat0 is the server side (198.18.0.1),
+# dpdat1 the client side (198.18.0.2). What counts is each program's own
+# verdict; a case also fails on a crash, a timeout, or a dpdat error line.
+#
+# Usage: dat_conformance.sh <build dir> <case>
+#   fft-<feature>     dapltest -T F (queryinfo endpoint pz mem: one process;
+#                     hwconn connmgt: against a dapltest server)
+#   limit             dapltest -T L
+#   dtest             dtest, default run (RDMA write, read, ping-pong)
+#   trans-<op>        dapltest -T T -V, -w 8, -t 4 (op: sr rw rr mix)
+#   perf-<op>         dapltest -T P (op: rw rr)
+#   dtestcm           dtestcm, 100 connections
+#   dtestsrq          dtestsrq (needs SRQs: the plug-in has none yet)
+set -u
+build=$(cd "$1" && pwd)
+case=$2
+tmp=$(mktemp -d /tmp/dpdat-conf-XXXXXX)
+sock=$tmp/dat.sock
+srv_pid=
+cleanup() {
+	[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+sed "s|/tmp/dpdat-dat.sock|$sock|g" "$build/dat.conf" >"$tmp/dat.conf"
+export DAT_OVERRIDE=$tmp/dat.conf
+server_ip=198.18.0.1
+# dtest's two processes open the same IA name; the client takes the other
+# side of the pair through the documented override
+client_params="device=net_memif0,role=client,socket=$sock ipv4=198.18.0.2 mtu=4200"
+
+fail() {
+	echo "conformance $case: FAILED: $*"
+	for f in "$tmp"/*.log; do
+		[ -f "$f" ] || continue
+		echo "---- $(basename "$f") (last lines)"
+		grep -v -e '^EAL:' -e '^TELEMETRY:' "$f" | tail -25
+	done
+	exit 1
+}
+
+# dpdat itself must not have complained (crashes show as exit codes)
+check_logs() {
+	if grep -h -e 'dpdat_rc: .*overrun' -e 'dpdat DAT: .*bad' \
+		"$tmp"/*.log 2>/dev/null | head -3 | grep -q .; then
+		fail "dpdat reported an error"
+	fi
+}
+
+start_server() {	# command...: in the background, logged
+	timeout 300 "$@" >"$tmp/server.log" 2>&1 &
+	srv_pid=$!
+	sleep 1
+	kill -0 "$srv_pid" 2>/dev/null || fail "the server did not start"
+}
+
+# dapltest servers stop on a quit request from a client
+stop_dapltest_server() {
+	timeout 60 dapltest -T Q -s $server_ip -D dpdat1 >"$tmp/quit.log" 2>&1
+	local i
+	for i in $(seq 100); do
+		kill -0 "$srv_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$srv_pid"
+	local rc=$?
+	srv_pid=
+	[ $rc -eq 0 ] || fail "dapltest server exit status $rc"
+}
+
+# dapltest -T F prints "Result: PASS|FAIL|UNSUPP" per case
+fft_verdict() {
+	local log=$1 pass fails
+	pass=$(grep -c 'Result: PASS' "$log")
+	fails=$(grep -c 'Result: FAIL' "$log")
+	echo "conformance $case: $pass passed, $fails failed," \
+	     "$(grep -c 'Result: UNSUPP' "$log") unsupported"
+	[ "$pass" -gt 0 ] && [ "$fails" -eq 0 ] || fail "dapltest verdicts"
+}
+
+case $case in
+fft-queryinfo|fft-endpoint|fft-pz|fft-mem)
+	timeout 120 dapltest -T F -D dpdat0 -f "${case#fft-}" \
+		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
+	fft_verdict "$tmp/client.log"
+	;;
+fft-hwconn|fft-connmgt)
+	start_server dapltest -T S -D dpdat0
+	timeout 120 dapltest -T F -s $server_ip -D dpdat1 -f "${case#fft-}" \
+		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
+	stop_dapltest_server
+	fft_verdict "$tmp/client.log"
+	;;
+limit)
+	timeout 240 dapltest -T L -D dpdat0 -w 8 -m 100 \
+		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
+	grep -q -i 'fail' "$tmp/client.log" && fail "a limit failed"
+	;;
+dtest)
+	start_server dtest -P dpdat0 -s
+	DPDAT_DAT_PARAMS=$client_params timeout 240 dtest -P dpdat0 \
+		-h 127.0.0.1 >"$tmp/client.log" 2>&1 ||
+		fail "dtest client exit status $?"
+	wait "$srv_pid" || fail "dtest server exit status $?"
+	srv_pid=
+	for s in client server; do
+		grep -q 'DAPL Test Complete. PASSED' "$tmp/$s.log" ||
+			fail "the $s did not pass"
+	done
+	grep -h 'PingPong\|RDMA write (bi\|RDMA read' "$tmp/client.log"
+	;;
+trans-sr|trans-rw|trans-rr|trans-mix)
+	case ${case#trans-} in
+	sr) ops="client SR 4096 1 server SR 4096 1" ;;
+	rw) ops="client SR 256 1 server RW 4096 1 server SR 256 1" ;;
+	rr) ops="client SR 256 1 server RR 4096 1 server SR 256 1" ;;
+	mix) ops="client SR 1024 3 server RW 8192 2 server RR 4096 2 server SR 1024 3" ;;
+	esac
+	start_server dapltest -T S -D dpdat0
+	# shellcheck disable=SC2086
+	timeout 240 dapltest -T T -s $server_ip -D dpdat1 -i 100 -t 4 -w 8 \
+		-V $ops >"$tmp/client.log" 2>&1 ||
+		fail "dapltest exit status $?"
+	stop_dapltest_server
+	# dapltest -T T says nothing when all is well: its statistics, no
+	# error or warning, and exit status 0 are the verdict
+	grep -q 'Total WQE' "$tmp/client.log" || fail "no statistics"
+	# (DPDK's memif says it cannot register a multi-process callback in
+	# --in-memory mode: harmless, and not dapltest's)
+	grep -v 'mp action callback' "$tmp"/*.log |
+		grep -i -e error -e fail -e warning -e mismatch &&
+		fail "dapltest reported a problem"
+	grep -h 'Total WQE\|Total Send\|Total RDMA' "$tmp/client.log"
+	;;
+perf-rw|perf-rr)
+	op=$(echo "${case#perf-}" | tr a-z A-Z)
+	start_server dapltest -T S -D dpdat0
+	timeout 240 dapltest -T P -s $server_ip -D dpdat1 -i 2000 "$op" 4096 2 \
+		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
+	stop_dapltest_server
+	grep -q -i 'fail' "$tmp/client.log" && fail "a failure reported"
+	grep -h -i 'Mb/s\|MB/s\|usec' "$tmp/client.log" | tail -4
+	;;
+dtestcm)
+	start_server dtestcm -P dpdat0 -s -c 100
+	DPDAT_DAT_PARAMS=$client_params timeout 240 dtestcm -P dpdat0 \
+		-h 127.0.0.1 -c 100 >"$tmp/client.log" 2>&1 ||
+		fail "dtestcm client exit status $?"
+	wait "$srv_pid" || fail "dtestcm server exit status $?"
+	srv_pid=
+	grep -h -i 'connections' "$tmp/client.log" | tail -3
+	;;
+dtestsrq)
+	start_server dtestsrq -P dpdat0 -s
+	DPDAT_DAT_PARAMS=$client_params timeout 120 dtestsrq -P dpdat0 \
+		-h 127.0.0.1 >"$tmp/client.log" 2>&1 ||
+		fail "dtestsrq client exit status $?"
+	wait "$srv_pid" || fail "dtestsrq server exit status $?"
+	srv_pid=
+	;;
+*)
+	echo "usage: $0 <build dir> <case>"; exit 2 ;;
+esac
+check_logs
+echo "conformance $case: passed"
