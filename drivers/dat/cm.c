@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <rte_common.h>
@@ -589,6 +590,10 @@ dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 	/* the peer's private data lives in the EP until the next event */
 	ep->pdata_len = RTE_MIN(cm->private_data_len, sizeof(ep->pdata));
 	memcpy(ep->pdata, cm->private_data, ep->pdata_len);
+	if (dd_debug)
+		fprintf(stderr, "dpdat DAT: ep %p: connection event 0x%x, %u "
+			"bytes of private data\n", (void *)ep, num,
+			ep->pdata_len);
 	memset(ev, 0, sizeof(*ev));
 	ev->event_number = num;
 	ev->evd_handle = evd;

@@ -37,7 +37,7 @@
 #define CM_MAGIC_LSN	0x434d4c53u
 #define CM_MAGIC_CONN	0x434d434eu
 #define CM_RETRY_MS	100	/* CM response timeout */
-#define CM_MAX_TRIES	10	/* about a second before giving up */
+#define CM_MAX_TRIES	10	/* with backoff, about 6 s before giving up */
 #define CM_RESOLVE_MS	2000	/* ARP */
 #define CM_BACKLOG	1024	/* requests waiting for the consumer, at most */
 
@@ -506,9 +506,13 @@ conn_timer(struct dpdat_cm_conn *c, uint64_t now)
 			c->remote.mac = c->peer_mac;
 			c->state = CS_REQ_SENT;
 			schedule(c, CM_ATTR_REQ);
-		} else if (ret != -EAGAIN ||
-			   now - c->start_tsc > rte_get_tsc_hz() *
-						CM_RESOLVE_MS / 1000) {
+		} else if ((ret != -EAGAIN && ret != -EHOSTUNREACH) ||
+			   (int64_t)(now - c->start_tsc) >
+			   (int64_t)(rte_get_tsc_hz() * CM_RESOLVE_MS / 1000)) {
+			/* a neighbour that failed is asked again once its
+			 * failure expires, within the deadline. Signed: the
+			 * application may have set start_tsc after the
+			 * engine read now. */
 			conn_close(c, DPDAT_CM_UNREACHABLE, NULL, 0, 0);
 		}
 		return;
@@ -543,7 +547,9 @@ conn_timer(struct dpdat_cm_conn *c, uint64_t now)
 	}
 	transmit(c);
 	c->tries++;
-	c->next_tsc = now + c->cm->retry_tsc;
+	/* back off: 100, 200, 400, then 800 ms, about 6 s in all, so that
+	 * a passive side busy with a thousand requests still answers */
+	c->next_tsc = now + (c->cm->retry_tsc << RTE_MIN(c->tries - 1, 3u));
 	/* RTU, DREP, REJ and MRA are answers: sent once, again only when the
 	 * peer asks again (duplicate REP, DREQ or REQ) */
 	if (c->pending == CM_ATTR_RTU || c->pending == CM_ATTR_DREP ||

@@ -169,13 +169,22 @@ port_timer(struct dpdat_port *p)
 	const uint64_t now = rte_get_tsc_cycles();
 	const uint64_t retry = p->tsc_hz * PORT_ARP_RETRY_MS / 1000;
 	const uint64_t ttl = p->tsc_hz * PORT_NEIGH_TTL_S;
+	const uint64_t failed = p->tsc_hz * PORT_NEIGH_FAILED_MS / 1000;
+	struct rte_eth_link link = { 0 };
 	struct port_neigh *e;
 	unsigned int k;
 
+	rte_eth_link_get_nowait(p->port_id, &link);
 	for (k = 0; k < PORT_NEIGH_SIZE; k++) {
 		e = &p->neigh[k];
 		if (e->state == NEIGH_INCOMPLETE && e->tries != 0 &&
 		    now - e->tsc > retry) {
+			if (!link.link_status) {
+				/* nothing went out: the link decides, not
+				 * the peer */
+				e->tsc = now;
+				continue;
+			}
 			if (e->tries >= PORT_ARP_TRIES) {
 				e->state = NEIGH_FAILED;
 				e->tsc = now;
@@ -184,8 +193,8 @@ port_timer(struct dpdat_port *p)
 			e->tries++;
 			e->tsc = now;
 			port_arp_request(p, e->ip);
-		} else if ((e->state == NEIGH_REACHABLE ||
-			    e->state == NEIGH_FAILED) && now - e->tsc > ttl) {
+		} else if ((e->state == NEIGH_REACHABLE && now - e->tsc > ttl) ||
+			   (e->state == NEIGH_FAILED && now - e->tsc > failed)) {
 			/* ask again next time instead of trusting old news */
 			e->state = NEIGH_INCOMPLETE;
 			e->tries = 0;

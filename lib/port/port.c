@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <rte_bus.h>
 #include <rte_cycles.h>
@@ -48,6 +50,52 @@ port_devargs(const char *device, uint16_t mtu, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? -EINVAL : 0;
 }
 
+/* The value of key= in devargs, or NULL. */
+static const char *
+devarg(const char *device, const char *key, char *out, size_t len)
+{
+	const char *p = device;
+	size_t k = strlen(key), n;
+
+	while ((p = strchr(p, ',')) != NULL) {
+		p++;
+		if (strncmp(p, key, k) == 0 && p[k] == '=') {
+			n = strcspn(p + k + 1, ",");
+			if (n >= len)
+				return NULL;
+			memcpy(out, p + k + 1, n);
+			out[n] = '\0';
+			return out;
+		}
+	}
+	return NULL;
+}
+
+/* A memif server socket left by a process that died (nobody accepts on
+ * it) would make the probe fail with EADDRINUSE: remove it. */
+static void
+memif_stale_socket(const char *device)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char role[16], path[sizeof(sa.sun_path)];
+	int fd;
+
+	if (strncmp(device, "net_memif", 9) != 0 ||
+	    (devarg(device, "role", role, sizeof(role)) != NULL &&
+	     strcmp(role, "server") != 0) ||
+	    devarg(device, "socket", path, sizeof(path)) == NULL ||
+	    path[0] == '@' || access(path, F_OK) != 0)
+		return;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	if (fd < 0)
+		return;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 &&
+	    errno == ECONNREFUSED && unlink(path) == 0)
+		PORT_LOG(NOTICE, "removed %s: a socket nobody serves", path);
+	close(fd);
+}
+
 /* Probe devargs unless a port of that name (or the device named by the
  * devargs) already exists; return its port id. */
 static int
@@ -65,6 +113,7 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
 	*probed = false;
 	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
 		return 0;
+	memif_stale_socket(device);
 	ret = rte_dev_probe(device);
 	if (ret < 0) {
 		PORT_LOG(ERR, "cannot probe '%s': %s", device,

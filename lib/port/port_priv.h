@@ -31,6 +31,7 @@ extern int dpdat_port_logtype;
 #define PORT_ARP_RETRY_MS 200
 #define PORT_ARP_TRIES	5
 #define PORT_NEIGH_TTL_S 300
+#define PORT_NEIGH_FAILED_MS 1000	/* a failure is remembered this long */
 
 /* Offset of the BTH in a frame dpdat builds or accepts. */
 #define PORT_HDR_LEN (sizeof(struct rte_ether_hdr) + \

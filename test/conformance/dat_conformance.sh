@@ -15,7 +15,7 @@
 #   dtest             dtest, default run (RDMA write, read, ping-pong)
 #   trans-<op>        dapltest -T T -V, -w 8, -t 4 (op: sr rw rr mix)
 #   perf-<op>         dapltest -T P (op: rw rr)
-#   dtestcm           dtestcm, 100 connections
+#   dtestcm           dtestcm, 1000 connections (its default)
 #   dtestsrq          dtestsrq (needs SRQs: the plug-in has none yet)
 set -u
 build=$(cd "$1" && pwd)
@@ -53,6 +53,16 @@ check_logs() {
 	fi
 }
 
+# Any error, failure, warning or mismatch a program printed. DPDK's memif
+# saying it cannot register a multi-process callback in --in-memory mode
+# is harmless and not the program's.
+no_problems() {
+	grep -v 'mp action callback' "$tmp"/*.log |
+		grep -i -e error -e fail -e warning -e mismatch &&
+		fail "a program reported a problem"
+	return 0
+}
+
 start_server() {	# command...: in the background, logged
 	timeout 300 "$@" >"$tmp/server.log" 2>&1 &
 	srv_pid=$!
@@ -85,7 +95,23 @@ fft_verdict() {
 }
 
 case $case in
-fft-queryinfo|fft-endpoint|fft-pz|fft-mem)
+fft-queryinfo)
+	# Case 13 hands the registry's IA handle (a small integer) to
+	# dat_cno_query(), and libdat2 2.1.10 dereferences it: a segfault in
+	# libdat2 whatever the provider. Cases 0..12 must all pass first.
+	timeout 120 dapltest -T F -D dpdat0 -f queryinfo >"$tmp/client.log" 2>&1
+	rc=$?
+	if [ $rc -eq 139 ] &&
+	   tail -5 "$tmp/client.log" | grep -q 'case: 12'; then
+		echo "conformance $case: the known libdat2 crash at case 13"
+		[ "$(grep -c 'Result: PASS' "$tmp/client.log")" -ge 12 ] ||
+			fail "cases 0..12 did not all pass"
+		rc=0
+	fi
+	[ $rc -eq 0 ] || fail "dapltest exit status $rc"
+	fft_verdict "$tmp/client.log"
+	;;
+fft-endpoint|fft-pz|fft-mem)
 	timeout 120 dapltest -T F -D dpdat0 -f "${case#fft-}" \
 		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
 	fft_verdict "$tmp/client.log"
@@ -100,7 +126,7 @@ fft-hwconn|fft-connmgt)
 limit)
 	timeout 240 dapltest -T L -D dpdat0 -w 8 -m 100 \
 		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
-	grep -q -i 'fail' "$tmp/client.log" && fail "a limit failed"
+	no_problems
 	;;
 dtest)
 	start_server dtest -P dpdat0 -s
@@ -113,6 +139,7 @@ dtest)
 		grep -q 'DAPL Test Complete. PASSED' "$tmp/$s.log" ||
 			fail "the $s did not pass"
 	done
+	no_problems
 	grep -h 'PingPong\|RDMA write (bi\|RDMA read' "$tmp/client.log"
 	;;
 trans-sr|trans-rw|trans-rr|trans-mix)
@@ -131,11 +158,7 @@ trans-sr|trans-rw|trans-rr|trans-mix)
 	# dapltest -T T says nothing when all is well: its statistics, no
 	# error or warning, and exit status 0 are the verdict
 	grep -q 'Total WQE' "$tmp/client.log" || fail "no statistics"
-	# (DPDK's memif says it cannot register a multi-process callback in
-	# --in-memory mode: harmless, and not dapltest's)
-	grep -v 'mp action callback' "$tmp"/*.log |
-		grep -i -e error -e fail -e warning -e mismatch &&
-		fail "dapltest reported a problem"
+	no_problems
 	grep -h 'Total WQE\|Total Send\|Total RDMA' "$tmp/client.log"
 	;;
 perf-rw|perf-rr)
@@ -144,16 +167,20 @@ perf-rw|perf-rr)
 	timeout 240 dapltest -T P -s $server_ip -D dpdat1 -i 2000 "$op" 4096 2 \
 		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
 	stop_dapltest_server
-	grep -q -i 'fail' "$tmp/client.log" && fail "a failure reported"
-	grep -h -i 'Mb/s\|MB/s\|usec' "$tmp/client.log" | tail -4
+	no_problems
+	grep -q '^raw: ' "$tmp/client.log" || fail "no results"
+	grep -h -e 'Total\|^raw:' "$tmp/client.log" | tail -4
 	;;
 dtestcm)
-	start_server dtestcm -P dpdat0 -s -c 100
+	start_server dtestcm -P dpdat0 -s -c 1000
 	DPDAT_DAT_PARAMS=$client_params timeout 240 dtestcm -P dpdat0 \
-		-h 127.0.0.1 -c 100 >"$tmp/client.log" 2>&1 ||
+		-h 127.0.0.1 -c 1000 >"$tmp/client.log" 2>&1 ||
 		fail "dtestcm client exit status $?"
 	wait "$srv_pid" || fail "dtestcm server exit status $?"
 	srv_pid=
+	no_problems
+	grep -q 'Connections: .*Num=1000' "$tmp/client.log" ||
+		fail "not all 1000 connections made"
 	grep -h -i 'connections' "$tmp/client.log" | tail -3
 	;;
 dtestsrq)
