@@ -45,7 +45,7 @@
 #include "dat_err.h"
 
 /* Limits the IA reports in its attributes (and enforces). */
-#define DD_MAX_EP		256
+#define DD_MAX_EP		4096	/* per process (ep.c table, QPs of a device) */
 #define DD_MAX_DTOS		1024	/* per EP queue */
 #define DD_MAX_EVD_QLEN		(1 << 16)
 #define DD_MAX_IOV		16

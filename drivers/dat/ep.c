@@ -34,7 +34,7 @@
 
 #define WR_SLOT_BITS	11
 #define WR_GEN_BITS	32
-#define EP_TABLE_SIZE	4096
+#define EP_TABLE_SIZE	DD_MAX_EP
 
 static struct dd_ep *ep_table[EP_TABLE_SIZE];
 static pthread_mutex_t ep_table_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -67,7 +67,8 @@ static struct dpdat_dev *
 dev_get(const char *name, const struct dd_ia_conf *conf)
 {
 	struct dpdat_eal_conf ec = { .program = "dpdat-dat", .mem_mb = 1024 };
-	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_THREAD };
+	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_THREAD,
+				     .max_qps = DD_MAX_EP + 16 };
 	struct dd_devref *r = NULL;
 	struct dpdat_dev *dev = NULL;
 	unsigned int i;
