@@ -79,8 +79,10 @@ payload_for() { if [ "$1" -le $pmtu ]; then echo "$1"; else echo $pmtu; fi; }
 
 perf=$build/app/dpdat-perf/dpdat-perf
 [ -x "$perf" ] || devtools/build.sh "$build" >/dev/null
-for p in dpdk-testpmd sockperf gnuplot python3; do
-	command -v $p >/dev/null || { echo "bench: $p missing (devtools/setup.sh)" >&2; exit 1; }
+py=${PYTHON:-/usr/bin/python3}	# the system's: the standard library is enough
+[ -x "$py" ] || py=python3
+for p in dpdk-testpmd sockperf gnuplot "$py"; do
+	command -v "$p" >/dev/null || { echo "bench: $p missing (devtools/setup.sh)" >&2; exit 1; }
 done
 udp=1
 if ! "$perf" write_bw --transport=udp --help >/dev/null 2>&1; then
@@ -166,7 +168,7 @@ perf_once() {
 		--out_json "$name.json" "$peer" </dev/null >"$name.log" 2>&1 || rc=$?
 	wait_pid "$srv" 5	# it ends after the client's disconnect
 	[ "$rc" = 0 ] || { echo "bench:   exit status $rc" >&2; return 1; }
-	val=$(python3 - "$name.json" <<-'PY'
+	val=$("$py" - "$name.json" <<-'PY'
 		import json, sys
 		r = json.load(open(sys.argv[1]))["results"][0]
 		v = r["bw_avg_mib"] if "bw_avg_mib" in r else r["t_typical_us"]
@@ -325,7 +327,7 @@ others_run=$(awk -v j0="$jiffies0" -v hz="$(getconf CLK_TCK)" -v t="$elapsed" \
 	echo "bench: warning: other processes took ${others_run}% of the CPUs during the run: figures are low and noisy"
 term=png
 gnuplot -e 'set terminal' 2>&1 | grep -w pngcairo >/dev/null && term=pngcairo
-python3 - "$res" "$json" "$out" "$quick" "$elapsed" "$bw_secs" "$lat_iters" \
+"$py" - "$res" "$json" "$out" "$quick" "$elapsed" "$bw_secs" "$lat_iters" \
 	"$tp_secs" "$sp_secs" "$sp_opts" "$pmtu" "$udp" "$term" "$busy" "$others_run" \
 	"$tries" "$max_others" <<'PY'
 import json, os, platform, subprocess, sys, time

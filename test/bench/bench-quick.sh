@@ -15,7 +15,9 @@ BUILD=$build "$src/devtools/bench.sh" --quick --out "$out"
 udp=0
 "$build/app/dpdat-perf/dpdat-perf" write_bw --transport=udp --help \
 	>/dev/null 2>&1 && udp=1
-python3 - "$out" "$udp" <<'PY'
+py=/usr/bin/python3
+[ -x $py ] || py=python3
+$py - "$out" "$udp" <<'PY'
 import json, sys
 out, udp = sys.argv[1], sys.argv[2] == "1"
 d = json.load(open(out + "/bench.json"))
