@@ -397,13 +397,17 @@ dd_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
 	      DAT_QOS qos, DAT_CONNECT_FLAGS flags)
 {
 	struct dd_ep *ep = dd_obj_get(h, DD_EP);
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)addr;
+	struct sockaddr_in in;
+	const struct sockaddr_in *sin = &in;
 	DAT_RETURN ret = DAT_SUCCESS;
 
-	(void)timeout;	/* the CM's own retries bound it (about 2 s) */
+	(void)timeout;	/* the CM's own retries bound it (about 6 s) */
 	if (ep == NULL)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
-	if (sin == NULL || sin->sin_family != AF_INET)
+	if (addr == NULL)
+		return DD_BAD_PARAM(DAT_INVALID_ARG2);
+	memcpy(&in, addr, sizeof(in));	/* the consumer's may be unaligned */
+	if (in.sin_family != AF_INET)
 		return DD_BAD_PARAM(DAT_INVALID_ARG2);
 	if (plen < 0 || plen > DPDAT_CM_REQ_PDATA_MAX ||
 	    (plen > 0 && pdata == NULL))

@@ -102,7 +102,7 @@ struct dd_ia {
 	bool async_evd_ours;		/* created by ia_open: freed by close */
 	struct dd_ia_conf conf;
 	char name[DAT_NAME_MAX_LENGTH];
-	DAT_SOCK_ADDR addr;		/* struct sockaddr_in of conf.ipv4 */
+	DAT_SOCK_ADDR addr __attribute__((aligned(8)));	/* sockaddr_in */
 	uint32_t ipv4;			/* network order */
 };
 
@@ -204,7 +204,7 @@ struct dd_ep {
 	struct dd_wr_queue sq, rq;
 	uint8_t pdata[DPDAT_CM_DREQ_PDATA_MAX];	/* the peer's last */
 	uint16_t pdata_len;
-	DAT_SOCK_ADDR remote;
+	DAT_SOCK_ADDR remote __attribute__((aligned(8)));
 	DAT_CONN_QUAL remote_qual;
 };
 
@@ -222,7 +222,7 @@ struct dd_cr {
 	struct dd_sp *sp;
 	struct dd_ep *ep;		/* the reserved EP of an RSP, else NULL */
 	struct dpdat_cm_conn *conn;
-	DAT_SOCK_ADDR remote;
+	DAT_SOCK_ADDR remote __attribute__((aligned(8)));
 	uint8_t pdata[DPDAT_CM_REQ_PDATA_MAX];
 	uint16_t pdata_len;
 };

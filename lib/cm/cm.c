@@ -949,7 +949,8 @@ dpdat_cm_connect(struct dpdat_qp *qp, uint32_t ipv4, uint64_t conn_qual,
 	c->remote.pmtu = 4096;
 	while (c->remote.pmtu + 64 > qp->dev->port->mtu && c->remote.pmtu > 256)
 		c->remote.pmtu /= 2;
-	memcpy(c->pdata, pdata, plen);
+	if (plen != 0)	/* pdata may be NULL then */
+		memcpy(c->pdata, pdata, plen);
 	c->plen = plen;
 	c->state = CS_RESOLVING;	/* the engine asks ARP, then sends REQ */
 	kick(cm);
@@ -990,7 +991,8 @@ dpdat_cm_accept(struct dpdat_cm_conn *c, struct dpdat_qp *qp,
 	c->qp = qp;
 	c->eq = eq;
 	eq_use(eq, 1);
-	memcpy(c->pdata, pdata, plen);
+	if (plen != 0)	/* pdata may be NULL then */
+		memcpy(c->pdata, pdata, plen);
 	c->plen = plen;
 	c->state = CS_REP_SENT;
 	schedule(c, CM_ATTR_REP);
@@ -1013,7 +1015,8 @@ dpdat_cm_reject(struct dpdat_cm_conn *c, const void *pdata, uint16_t plen)
 		pthread_mutex_unlock(&cm->lock);
 		return -EBUSY;
 	}
-	memcpy(c->pdata, pdata, plen);
+	if (plen != 0)	/* pdata may be NULL then */
+		memcpy(c->pdata, pdata, plen);
 	c->plen = plen;
 	c->rej_reason = DPDAT_CM_REJ_CONSUMER;
 	c->state = CS_CLOSED;
@@ -1039,7 +1042,8 @@ dpdat_cm_disconnect(struct dpdat_cm_conn *c, const void *pdata,
 		pthread_mutex_unlock(&cm->lock);
 		return -EBUSY;
 	}
-	memcpy(c->pdata, pdata, plen);
+	if (plen != 0)	/* pdata may be NULL then */
+		memcpy(c->pdata, pdata, plen);
 	c->plen = plen;
 	c->state = CS_DREQ_SENT;
 	qp = c->qp;

@@ -422,7 +422,7 @@ struct hog {
  * cannot grow): big blocks, then smaller, then the per-size caches. A
  * failing malloc retries in another arena, so a size is done only after
  * many failures in a row. */
-static struct hog *
+static __attribute__((unused)) struct hog *
 hog_heap(void)
 {
 	static const size_t sizes[] = {
@@ -448,7 +448,7 @@ hog_heap(void)
 		}
 	return list;
 }
-
+static __attribute__((unused)) 
 static uint64_t
 vm_size(void)
 {
