@@ -448,8 +448,7 @@ hog_heap(void)
 		}
 	return list;
 }
-static __attribute__((unused)) 
-static uint64_t
+static __attribute__((unused)) uint64_t
 vm_size(void)
 {
 	unsigned long pages = 0;
