@@ -27,6 +27,7 @@ extern "C" {
 struct dpdat_dev;
 struct dpdat_cq;
 struct dpdat_qp;
+struct dpdat_srq;
 
 /** Who runs the engine. */
 enum dpdat_progress {
@@ -56,9 +57,9 @@ struct dpdat_dev *
 dpdat_dev_open(const struct dpdat_dev_conf *conf);
 
 /**
- * Close a device with no QPs or CQs left.
+ * Close a device with no QPs, CQs or SRQs left.
  *
- * @return 0, -EBADF, -EBUSY (QPs or CQs remain).
+ * @return 0, -EBADF, -EBUSY (QPs, CQs or SRQs remain).
  */
 int
 dpdat_dev_close(struct dpdat_dev *dev);
@@ -229,8 +230,11 @@ struct dpdat_qp_conf {
 	struct dpdat_cq *send_cq;
 	struct dpdat_cq *recv_cq;
 	uint32_t max_send_wr;		/**< 0: 256 */
-	uint32_t max_recv_wr;		/**< 0: 256 */
+	uint32_t max_recv_wr;		/**< 0: 256; ignored with an SRQ */
 	int sq_sig_all;			/**< every send WR completes */
+	/** Shared receive queue of the device the QP takes its receive work
+	 *  requests from, or NULL for a receive queue of its own. */
+	struct dpdat_srq *srq;
 };
 
 /** What a peer told us: filled by the connection manager (dpdat_cm.h), or
@@ -254,6 +258,9 @@ struct dpdat_qp_info {
 	enum dpdat_qp_state state;
 	uint16_t pmtu;
 	uint32_t pz_id;
+	/** With an SRQ: 1 while the QP holds a receive WR it took from it
+	 *  for a message in progress, else 0. */
+	uint32_t srq_held;
 };
 
 /** Per-QP counters. */
@@ -269,7 +276,8 @@ struct dpdat_qp_stats {
  * Create a QP in the INIT state; its number and first send PSN are in
  * dpdat_qp_query().
  *
- * @return The QP, or NULL with rte_errno: EBADF, EINVAL, ENOMEM, ENOSPC.
+ * @return The QP, or NULL with rte_errno: EBADF (also: srq not an SRQ),
+ *   EINVAL (also: srq of another device), ENOMEM, ENOSPC.
  */
 struct dpdat_qp *
 dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf);
@@ -331,10 +339,70 @@ dpdat_post_send(struct dpdat_qp *qp, const struct dpdat_send_wr *wr);
 /**
  * Post a receive-queue work request. Thread safe.
  *
- * @return 0, -EBADF, -EINVAL, -ENOMEM (receive queue full).
+ * @return 0, -EBADF, -EINVAL (also: the QP takes its receives from an
+ *   SRQ), -ENOMEM (receive queue full).
  */
 int
 dpdat_post_recv(struct dpdat_qp *qp, const struct dpdat_recv_wr *wr);
+
+/** Configuration of dpdat_srq_create(). */
+struct dpdat_srq_conf {
+	uint32_t max_wr;		/**< 0: 256; at most 65536 */
+};
+
+/** Result of dpdat_srq_query(). */
+struct dpdat_srq_info {
+	uint32_t max_wr;
+	uint32_t posted;		/**< posted, not yet taken by a QP */
+	uint32_t limit;			/**< armed low watermark, 0: none */
+	int limit_reached;		/**< the armed watermark was crossed */
+	uint32_t users;			/**< QPs taking from the SRQ */
+};
+
+/**
+ * Create a shared receive queue: receive work requests posted to it are
+ * taken, in the order of posting, by whichever of its QPs receives a SEND
+ * (or an RDMA WRITE with immediate data) first. Each piece of a work
+ * request is checked against the protection zone of the QP that takes it.
+ * Scatter lists of up to DPDAT_MAX_SGE elements.
+ *
+ * @return The SRQ, or NULL with rte_errno: EBADF, EINVAL (max_wr), ENOMEM.
+ */
+struct dpdat_srq *
+dpdat_srq_create(struct dpdat_dev *dev, const struct dpdat_srq_conf *conf);
+
+/**
+ * Post a receive work request to an SRQ. Thread safe.
+ *
+ * @return 0, -EBADF, -EINVAL (num_sge, sg_list, length), -ENOMEM (max_wr
+ *   work requests wait in the SRQ).
+ */
+int
+dpdat_post_srq_recv(struct dpdat_srq *srq, const struct dpdat_recv_wr *wr);
+
+/**
+ * Arm the low watermark: once fewer than @p limit work requests wait in the
+ * SRQ, limit_reached becomes 1 in dpdat_srq_query() and the watermark is
+ * disarmed (limit 0). Crossed at once when fewer wait already. A limit of 0
+ * disarms it and clears limit_reached.
+ *
+ * @return 0, -EBADF, -EINVAL (limit above max_wr).
+ */
+int
+dpdat_srq_arm(struct dpdat_srq *srq, uint32_t limit);
+
+/** @return 0, -EBADF, -EINVAL (info NULL). */
+int
+dpdat_srq_query(const struct dpdat_srq *srq, struct dpdat_srq_info *info);
+
+/**
+ * Free an SRQ that no QP uses; the work requests still in it are dropped
+ * without completions.
+ *
+ * @return 0, -EBADF, -EBUSY (a QP uses it).
+ */
+int
+dpdat_srq_free(struct dpdat_srq *srq);
 
 #ifdef __cplusplus
 }

@@ -482,7 +482,7 @@ dpdat_dev_close(struct dpdat_dev *dev)
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
 		return -EBADF;
 	pthread_mutex_lock(&dev->lock);
-	if (dev->n_qps != 0 || dev->n_cqs != 0) {
+	if (dev->n_qps != 0 || dev->n_cqs != 0 || dev->n_srqs != 0) {
 		pthread_mutex_unlock(&dev->lock);
 		return -EBUSY;
 	}

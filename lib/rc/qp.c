@@ -65,12 +65,15 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV || conf == NULL ||
 	    dpdat_pz_query(conf->pz, &pi) != 0 || pi.domain != dev->dom ||
 	    conf->send_cq == NULL || conf->send_cq->magic != RC_MAGIC_CQ ||
-	    conf->recv_cq == NULL || conf->recv_cq->magic != RC_MAGIC_CQ) {
+	    conf->recv_cq == NULL || conf->recv_cq->magic != RC_MAGIC_CQ ||
+	    (conf->srq != NULL && conf->srq->magic != RC_MAGIC_SRQ)) {
 		rte_errno = EBADF;
 		return NULL;
 	}
-	if (conf->max_send_wr > 65536 || conf->max_recv_wr > 65536 ||
-	    conf->send_cq->dev != dev || conf->recv_cq->dev != dev) {
+	if (conf->max_send_wr > 65536 ||
+	    (conf->srq == NULL && conf->max_recv_wr > 65536) ||
+	    conf->send_cq->dev != dev || conf->recv_cq->dev != dev ||
+	    (conf->srq != NULL && conf->srq->dev != dev)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -86,7 +89,9 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 	qp->rcq = conf->recv_cq;
 	qp->sig_all = conf->sq_sig_all;
 	qp->sq_max = conf->max_send_wr ? conf->max_send_wr : 256;
-	qp->rq_max = conf->max_recv_wr ? conf->max_recv_wr : 256;
+	/* with an SRQ the QP's own receive queue stays empty */
+	qp->rq_max = conf->srq != NULL ? 1 :
+		     conf->max_recv_wr ? conf->max_recv_wr : 256;
 	if (qp_rings(qp) != 0) {
 		qp_release(qp);
 		rte_errno = ENOMEM;
@@ -116,6 +121,10 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 	qp->scq->users++;
 	qp->rcq->users++;
 	mr_pz_hold(qp->pz, 1);	/* the PZ cannot go while a QP uses it */
+	if (conf->srq != NULL) {
+		qp->srq = conf->srq;
+		qp->srq->users++;	/* dev->lock: srq_free checks it */
+	}
 	rc_lock_engine(dev);
 	dev->qps[idx] = qp;
 	dev->active[dev->n_qps++] = qp;
@@ -198,6 +207,7 @@ dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info)
 							    __ATOMIC_ACQUIRE);
 	info->pmtu = qp->pmtu;
 	info->pz_id = qp->pz_id;
+	info->srq_held = __atomic_load_n(&qp->srq_held, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -246,7 +256,8 @@ rc_complete_recv(struct dpdat_qp *qp, const struct rc_rwqe *w,
 		wc.flags = DPDAT_WC_WITH_IMM;
 	}
 	rc_cq_push(qp->rcq, &wc);
-	__atomic_sub_fetch(&qp->rq_out, 1, __ATOMIC_RELEASE);
+	if (qp->srq == NULL)
+		__atomic_sub_fetch(&qp->rq_out, 1, __ATOMIC_RELEASE);
 }
 
 /* Engine: take what posting threads queued. */
@@ -263,7 +274,7 @@ rc_pull_posted(struct dpdat_qp *qp)
 			break;
 		qp->sq_tail++;
 	}
-	while (qp->rq_tail - qp->rq_head < qp->rq_size) {
+	while (qp->srq == NULL && qp->rq_tail - qp->rq_head < qp->rq_size) {
 		n = rte_ring_dequeue_elem(qp->rq_ring,
 					  &qp->rq[qp->rq_tail & (qp->rq_size - 1)],
 					  sizeof(struct rc_rwqe));
@@ -293,9 +304,10 @@ rc_qp_flush(struct dpdat_qp *qp)
 		rc_complete_send(qp, w, w->fail ? (enum dpdat_wc_status)w->fail :
 				 DPDAT_WC_WR_FLUSH_ERR);
 	}
-	for (; qp->rq_head != qp->rq_tail; qp->rq_head++)
-		rc_complete_recv(qp, &qp->rq[qp->rq_head & (qp->rq_size - 1)],
-				 DPDAT_WC_WR_FLUSH_ERR, DPDAT_WR_RECV, 0, NULL);
+	/* with an SRQ only the WQE this QP took: the rest stay for others */
+	for (; rc_rwqe_have(qp); rc_rwqe_next(qp))
+		rc_complete_recv(qp, rc_rwqe_cur(qp), DPDAT_WC_WR_FLUSH_ERR,
+				 DPDAT_WR_RECV, 0, NULL);
 	qp->sq_send = qp->sq_started = qp->sq_head;
 	qp->reads_out = 0;
 	qp->nres = 0;
@@ -330,14 +342,15 @@ dpdat_qp_dump(const struct dpdat_qp *qp, FILE *f)
 		"  sq head %u send %u started %u tail %u (out %u) reads %u "
 		"retries %u rnr %u rnr_wait %d tx batch %u\n"
 		"  responder: epsn %u msn %u state %u nak_sent %d ack_due %d "
-		"reads queued %u rq head %u tail %u\n", qp->qpn, qp->dqpn,
+		"reads queued %u rq head %u tail %u srq %p held %d\n",
+		qp->qpn, qp->dqpn,
 		qp->state, qp->pmtu, qp->psn, qp->una, qp->max_sent,
 		qp->frontier, qp->isn, qp->sq_head, qp->sq_send,
 		qp->sq_started, qp->sq_tail, qp->sq_out, qp->reads_out,
 		qp->retries_left, qp->rnr_left,
 		rte_get_tsc_cycles() < qp->rnr_until, qp->dev->n_tx, qp->epsn,
 		qp->msn, qp->resp, qp->nak_sent, qp->ack_due, qp->nres,
-		qp->rq_head, qp->rq_tail);
+		qp->rq_head, qp->rq_tail, (void *)qp->srq, qp->srq_held);
 	return 0;
 }
 
@@ -401,6 +414,8 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	rc_unlock_engine(dev);
 	qp->scq->users--;
 	qp->rcq->users--;
+	if (qp->srq != NULL)
+		qp->srq->users--;
 	mr_pz_hold(qp->pz, -1);
 	pthread_mutex_unlock(&dev->lock);
 	qp_release(qp);
@@ -454,35 +469,59 @@ dpdat_post_send(struct dpdat_qp *qp, const struct dpdat_send_wr *wr)
 }
 
 int
-dpdat_post_recv(struct dpdat_qp *qp, const struct dpdat_recv_wr *wr)
+rc_rwqe_fill(struct rc_rwqe *w, const struct dpdat_recv_wr *wr)
 {
-	struct rc_rwqe w;
-	uint32_t i, out;
+	uint32_t i;
 
-	if (qp == NULL || qp->magic != RC_MAGIC_QP)
-		return -EBADF;
 	if (wr == NULL || wr->num_sge > DPDAT_MAX_SGE ||
 	    (wr->num_sge != 0 && wr->sg_list == NULL))
 		return -EINVAL;
-	w.wr_id = wr->wr_id;
-	w.num_sge = wr->num_sge;
-	w.len = 0;
+	w->wr_id = wr->wr_id;
+	w->num_sge = wr->num_sge;
+	w->len = 0;
 	for (i = 0; i < wr->num_sge; i++) {
-		w.sge[i] = wr->sg_list[i];
-		if (w.len + wr->sg_list[i].length < w.len)
+		w->sge[i] = wr->sg_list[i];
+		if (w->len + wr->sg_list[i].length < w->len)
 			return -EINVAL;
-		w.len += wr->sg_list[i].length;
+		w->len += wr->sg_list[i].length;
 	}
-	out = __atomic_load_n(&qp->rq_out, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+rc_rwqe_post(struct rte_ring *ring, uint32_t *count, uint32_t max,
+	     const struct rc_rwqe *w)
+{
+	uint32_t out;
+
+	/* reserve a slot first: the engine's array never overflows */
+	out = __atomic_load_n(count, __ATOMIC_RELAXED);
 	do {
-		if (out >= qp->rq_max)
+		if (out >= max)
 			return -ENOMEM;
-	} while (!__atomic_compare_exchange_n(&qp->rq_out, &out, out + 1,
-					      true, __ATOMIC_ACQ_REL,
+	} while (!__atomic_compare_exchange_n(count, &out, out + 1, true,
+					      __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
-	if (rte_ring_enqueue_elem(qp->rq_ring, &w, sizeof(w)) != 0) {
-		__atomic_sub_fetch(&qp->rq_out, 1, __ATOMIC_RELEASE);
+	if (rte_ring_enqueue_elem(ring, (void *)(uintptr_t)w,
+				  sizeof(*w)) != 0) {
+		__atomic_sub_fetch(count, 1, __ATOMIC_RELEASE);
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+int
+dpdat_post_recv(struct dpdat_qp *qp, const struct dpdat_recv_wr *wr)
+{
+	struct rc_rwqe w;
+	int ret;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (qp->srq != NULL)
+		return -EINVAL;	/* its receives come from the SRQ */
+	ret = rc_rwqe_fill(&w, wr);
+	if (ret != 0)
+		return ret;
+	return rc_rwqe_post(qp->rq_ring, &qp->rq_out, qp->rq_max, &w);
 }

@@ -34,6 +34,7 @@ extern int dpdat_rc_logtype;
 #define RC_MAGIC_DEV	0x52434456u
 #define RC_MAGIC_CQ	0x52434351u
 #define RC_MAGIC_QP	0x52435150u
+#define RC_MAGIC_SRQ	0x52435352u
 #define RC_QPN_BASE	0x10		/* QPN 0 and 1 are special */
 #define RC_TX_BURST	64
 #define RC_MAX_INFLIGHT	512		/* unacknowledged packets per QP */
@@ -105,6 +106,23 @@ struct dpdat_cq {
 	uint32_t users;		/* QPs using this CQ */
 };
 
+/* A shared receive queue. Posting threads fill the ring; the engine, its
+ * only consumer, pulls it into rq[] and hands the oldest WQE to the QP that
+ * needs one (rc_srq_take). */
+struct dpdat_srq {
+	uint32_t magic;
+	struct dpdat_dev *dev;
+	struct rte_ring *ring;		/* of struct rc_rwqe, MP/SC */
+	uint32_t max;
+	uint32_t posted;		/* in ring or rq[], not taken (atomic) */
+	uint32_t limit;			/* armed low watermark, 0: off (atomic) */
+	int limit_reached;		/* atomic */
+	uint32_t users;			/* QPs; under dev->lock */
+	/* engine only */
+	struct rc_rwqe *rq;
+	uint32_t size, head, tail;
+};
+
 enum rc_resp_state {
 	RESP_IDLE = 0,		/* expecting a FIRST or ONLY */
 	RESP_SEND,		/* inside a multi-packet SEND */
@@ -162,6 +180,11 @@ struct dpdat_qp {
 	/* responder, engine only */
 	struct rc_rwqe *rq;
 	uint32_t rq_size, rq_head, rq_tail;
+	/* with an SRQ: the WQE taken for the message in progress, kept here
+	 * (other QPs take the following ones meanwhile) */
+	struct dpdat_srq *srq;
+	struct rc_rwqe srq_wqe;
+	bool srq_held;
 	uint32_t epsn;		/* next PSN expected */
 	uint32_t msn;
 	uint8_t resp;		/* enum rc_resp_state */
@@ -194,7 +217,7 @@ struct dpdat_dev {
 	uint32_t max_qps;
 	struct dpdat_qp **qps;	/* by qpn - RC_QPN_BASE; engine reads */
 	struct dpdat_qp **active;	/* the n_qps live QPs, engine walks */
-	uint32_t n_qps, n_cqs;
+	uint32_t n_qps, n_cqs, n_srqs;
 	uint32_t next_qpn;	/* search start for a free number */
 	uint64_t tsc_hz;
 	struct dpdat_qp *ack_list;
@@ -235,6 +258,40 @@ void rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r);
 void rc_qp_fail(struct dpdat_qp *qp, uint32_t idx, enum dpdat_wc_status st);
 void rc_qp_flush(struct dpdat_qp *qp);
 void rc_pull_posted(struct dpdat_qp *qp);
+/* Posting a receive WR: check and copy it (0 or -EINVAL), then queue it on
+ * ring with a slot reserved in *count below max (0 or -ENOMEM). */
+int rc_rwqe_fill(struct rc_rwqe *w, const struct dpdat_recv_wr *wr);
+int rc_rwqe_post(struct rte_ring *ring, uint32_t *count, uint32_t max,
+		 const struct rc_rwqe *w);
+
+/* The receive WQE the responder works on: the QP's oldest, or the one it
+ * took from its SRQ. rc_rwqe_have() says whether there is one. */
+static inline bool
+rc_rwqe_have(const struct dpdat_qp *qp)
+{
+	return qp->srq != NULL ? qp->srq_held : qp->rq_head != qp->rq_tail;
+}
+
+static inline struct rc_rwqe *
+rc_rwqe_cur(struct dpdat_qp *qp)
+{
+	return qp->srq != NULL ? &qp->srq_wqe :
+	       &qp->rq[qp->rq_head & (qp->rq_size - 1)];
+}
+
+/* The current receive WQE completed: the next one becomes current. */
+static inline void
+rc_rwqe_next(struct dpdat_qp *qp)
+{
+	if (qp->srq != NULL)
+		qp->srq_held = false;
+	else
+		qp->rq_head++;
+}
+
+/* srq.c: engine side. A QP without a held WQE takes the SRQ's oldest;
+ * false when the SRQ is empty. */
+bool rc_srq_take(struct dpdat_qp *qp);
 
 /* lib/cm: the connection manager's engine hooks */
 struct cm_dev;

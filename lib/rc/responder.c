@@ -15,12 +15,6 @@
 
 #include "rc_priv.h"
 
-static inline struct rc_rwqe *
-rwqe(struct dpdat_qp *qp)
-{
-	return &qp->rq[qp->rq_head & (qp->rq_size - 1)];
-}
-
 void
 rc_send_ack(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
 {
@@ -64,9 +58,11 @@ fatal(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
 	rc_send_ack(qp, syndrome, psn);
 	RC_LOG(INFO, "qp %u: responder error 0x%02x at psn %u", qp->qpn,
 	       syndrome, psn);
-	if (qp->rq_head != qp->rq_tail && qp->resp == RESP_SEND)
-		rc_complete_recv(qp, rwqe(qp), DPDAT_WC_REM_INV_REQ_ERR,
-				 DPDAT_WR_RECV, 0, NULL), qp->rq_head++;
+	if (rc_rwqe_have(qp) && qp->resp == RESP_SEND) {
+		rc_complete_recv(qp, rc_rwqe_cur(qp), DPDAT_WC_REM_INV_REQ_ERR,
+				 DPDAT_WR_RECV, 0, NULL);
+		rc_rwqe_next(qp);
+	}
 	rc_qp_error(qp);
 }
 
@@ -211,7 +207,9 @@ seq_ok(struct dpdat_qp *qp, uint8_t op, unsigned int paylen)
 	return paylen <= qp->pmtu;
 }
 
-/* SEND and WRITE-with-immediate need a receive WR; false means RNR. */
+/* SEND and WRITE-with-immediate need a receive WR; false means RNR. A QP
+ * on an SRQ takes its WR now, at the start of the message, and keeps it to
+ * the end. */
 static bool
 need_recv(struct dpdat_qp *qp, uint8_t op)
 {
@@ -223,6 +221,8 @@ need_recv(struct dpdat_qp *qp, uint8_t op)
 
 	if (!imm_write && !send_start)
 		return true;
+	if (qp->srq != NULL)
+		return qp->srq_held || rc_srq_take(qp);
 	if (qp->rq_head == qp->rq_tail)
 		rc_pull_posted(qp);	/* posted since the last pull? */
 	return qp->rq_head != qp->rq_tail;
@@ -233,7 +233,7 @@ do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	unsigned int off, unsigned int paylen)
 {
 	const uint8_t f = roce_op_flags[op];
-	struct rc_rwqe *w = rwqe(qp);
+	struct rc_rwqe *w = rc_rwqe_cur(qp);
 	enum dpdat_wc_status st;
 	uint32_t imm;
 
@@ -246,7 +246,7 @@ do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	if (qp->recv_off + paylen > w->len) {
 		rc_complete_recv(qp, w, DPDAT_WC_LOC_LEN_ERR, DPDAT_WR_RECV,
 				 qp->recv_off, NULL);
-		qp->rq_head++;
+		rc_rwqe_next(qp);
 		qp->resp = RESP_IDLE;
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
@@ -255,7 +255,7 @@ do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 			    paylen);
 	if (st != DPDAT_WC_SUCCESS) {
 		rc_complete_recv(qp, w, st, DPDAT_WR_RECV, qp->recv_off, NULL);
-		qp->rq_head++;
+		rc_rwqe_next(qp);
 		qp->resp = RESP_IDLE;
 		fatal(qp, ROCE_AETH_NAK_REM_OP, psn);
 		return;
@@ -264,7 +264,7 @@ do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	if (f & ROCE_F_LAST) {
 		rc_complete_recv(qp, w, DPDAT_WC_SUCCESS, DPDAT_WR_RECV,
 				 qp->recv_off, (f & ROCE_F_IMM) ? &imm : NULL);
-		qp->rq_head++;
+		rc_rwqe_next(qp);
 		qp->msn++;
 		qp->resp = RESP_IDLE;
 	} else {
@@ -322,10 +322,10 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	qp->wleft -= paylen;
 	if (f & ROCE_F_LAST) {
 		if (f & ROCE_F_IMM) {
-			rc_complete_recv(qp, rwqe(qp), DPDAT_WC_SUCCESS,
+			rc_complete_recv(qp, rc_rwqe_cur(qp), DPDAT_WC_SUCCESS,
 					 DPDAT_WR_RECV_RDMA_IMM, qp->wlen,
 					 &imm);
-			qp->rq_head++;
+			rc_rwqe_next(qp);
 		}
 		qp->msn++;
 		qp->resp = RESP_IDLE;

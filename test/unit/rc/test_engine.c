@@ -9,6 +9,7 @@
  * the window, RNR, retransmission after loss, duplicates.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -461,7 +462,349 @@ test_not_peer_dropped(void)
 	disconnect_pair();
 }
 
+/* ---- shared receive queues ---- */
+
+/* A connected pair: *qa on A, *qb on B taking its receives from srq. */
+static void
+srq_pair(struct dpdat_srq *srq, struct dpdat_qp **qa, struct dpdat_qp **qb)
+{
+	struct dpdat_qp_conf qc = { .max_send_wr = 64, .max_recv_wr = 64 };
+	struct dpdat_qp_remote r = { .pmtu = 1024, .retry_cnt = 7,
+				     .rnr_retry = 7, .timeout = 14 };
+	struct dpdat_qp_info ia, ib;
+
+	qc.pz = A.pz;
+	qc.send_cq = qc.recv_cq = A.cq;
+	*qa = dpdat_qp_create(A.dev, &qc);
+	qc.pz = B.pz;
+	qc.send_cq = qc.recv_cq = B.cq;
+	qc.srq = srq;
+	*qb = dpdat_qp_create(B.dev, &qc);
+	CU_ASSERT_FATAL(*qa != NULL && *qb != NULL);
+	dpdat_qp_query(*qa, &ia);
+	dpdat_qp_query(*qb, &ib);
+	r.qpn = ib.qpn;
+	r.psn = ib.sq_psn;
+	r.ipv4 = B.pi.ipv4;
+	r.mac = B.pi.mac;
+	CU_ASSERT_FATAL(dpdat_qp_connect(*qa, &r) == 0);
+	r.qpn = ia.qpn;
+	r.psn = ia.sq_psn;
+	r.ipv4 = A.pi.ipv4;
+	r.mac = A.pi.mac;
+	CU_ASSERT_FATAL(dpdat_qp_connect(*qb, &r) == 0);
+}
+
+/* Post a receive of len bytes at B.buf + off to the SRQ. */
+static int
+srq_post(struct dpdat_srq *srq, uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct dpdat_sge sge = { (uintptr_t)B.buf + off, len, B.key };
+	struct dpdat_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				    .num_sge = 1 };
+
+	return dpdat_post_srq_recv(srq, &wr);
+}
+
+/* A SEND of len bytes from A.buf + off on qp. */
+static int
+srq_send(struct dpdat_qp *qp, uint64_t wr_id, uint32_t off, uint32_t len)
+{
+	struct dpdat_sge sge = { (uintptr_t)A.buf + off, len, A.key };
+	struct dpdat_send_wr wr = { .wr_id = wr_id, .opcode = DPDAT_WR_SEND,
+		.flags = DPDAT_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1 };
+
+	return dpdat_post_send(qp, &wr);
+}
+
+/* Up to n completions of cq, running both engines meanwhile. */
+static int
+wait_wcs(struct dpdat_cq *cq, struct dpdat_wc *wc, int n, int iters)
+{
+	int got = 0;
+
+	for (int i = 0; i < iters && got < n; i++) {
+		got += dpdat_cq_poll(cq, wc + got, n - got);
+		if (got < n)
+			run(1);
+	}
+	return got;
+}
+
+static uint32_t
+qpn_of(const struct dpdat_qp *qp)
+{
+	struct dpdat_qp_info i;
+
+	dpdat_qp_query(qp, &i);
+	return i.qpn;
+}
+
+static void
+srq_teardown(struct dpdat_qp **qps, int n, struct dpdat_srq *srq)
+{
+	struct dpdat_wc wc[8];
+
+	for (int i = 0; i < n; i++)
+		CU_ASSERT(dpdat_qp_free(qps[i]) == 0);
+	CU_ASSERT(dpdat_srq_free(srq) == 0);
+	for (int i = 0; i < 4; i++)
+		run(1);
+	while (dpdat_cq_poll(A.cq, wc, 8) > 0 || dpdat_cq_poll(B.cq, wc, 8) > 0)
+		;
+}
+
+/* Two QPs share one SRQ: SENDs, single and multi-packet, take its WQEs in
+ * the order posted; each completion names the QP that received and the
+ * WQE it took; the bytes land in that WQE's buffer. */
+static void
+test_srq_two_qps(void)
+{
+	struct dpdat_srq_conf sc = { .max_wr = 8 };
+	struct dpdat_qp *a1, *a2, *b1, *b2, *qps[4];
+	struct dpdat_srq *srq = dpdat_srq_create(B.dev, &sc);
+	struct dpdat_srq_info si;
+	struct dpdat_wc wc[4];
+	int i;
+
+	CU_ASSERT_FATAL(srq != NULL);
+	srq_pair(srq, &a1, &b1);
+	srq_pair(srq, &a2, &b2);
+	for (i = 0; i < 4; i++)
+		CU_ASSERT_FATAL(srq_post(srq, 100 + i, 8192 * i, 8192) == 0);
+	CU_ASSERT(dpdat_srq_query(srq, &si) == 0);
+	CU_ASSERT_EQUAL(si.posted, 4);
+	CU_ASSERT_EQUAL(si.max_wr, 8);
+	CU_ASSERT_EQUAL(si.users, 2);
+	for (i = 0; i < 5000; i++)
+		A.buf[i] = (uint8_t)(i * 7 + 1);
+	for (i = 0; i < 5000; i++)
+		A.buf[8192 + i] = (uint8_t)(i * 3 + 2);
+	/* one at a time, so that the order of arrival is known */
+	CU_ASSERT_FATAL(srq_send(a1, 1, 0, 100) == 0);
+	CU_ASSERT_FATAL(wait_wcs(B.cq, wc, 1, 1000) == 1);
+	CU_ASSERT_EQUAL(wc[0].status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(wc[0].opcode, DPDAT_WR_RECV);
+	CU_ASSERT_EQUAL(wc[0].wr_id, 100);
+	CU_ASSERT_EQUAL(wc[0].qp_num, qpn_of(b1));
+	CU_ASSERT_EQUAL(wc[0].byte_len, 100);
+	CU_ASSERT_EQUAL(memcmp(B.buf, A.buf, 100), 0);
+	CU_ASSERT_FATAL(srq_send(a2, 2, 8192, 5000) == 0);	/* 5 packets */
+	CU_ASSERT_FATAL(wait_wcs(B.cq, wc, 1, 1000) == 1);
+	CU_ASSERT_EQUAL(wc[0].status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(wc[0].wr_id, 101);
+	CU_ASSERT_EQUAL(wc[0].qp_num, qpn_of(b2));
+	CU_ASSERT_EQUAL(wc[0].byte_len, 5000);
+	CU_ASSERT_EQUAL(memcmp(B.buf + 8192, A.buf + 8192, 5000), 0);
+	CU_ASSERT_FATAL(srq_send(a1, 3, 0, 5000) == 0);
+	CU_ASSERT_FATAL(wait_wcs(B.cq, wc, 1, 1000) == 1);
+	CU_ASSERT_EQUAL(wc[0].wr_id, 102);
+	CU_ASSERT_EQUAL(wc[0].qp_num, qpn_of(b1));
+	CU_ASSERT_EQUAL(memcmp(B.buf + 2 * 8192, A.buf, 5000), 0);
+	CU_ASSERT(dpdat_srq_query(srq, &si) == 0);
+	CU_ASSERT_EQUAL(si.posted, 1);
+	CU_ASSERT_EQUAL(wait_wcs(A.cq, wc, 3, 1000), 3);
+	/* a QP on an SRQ has no receive queue of its own */
+	CU_ASSERT_EQUAL(srq_post(NULL, 0, 0, 1), -EBADF);
+	{
+		struct dpdat_recv_wr rwr = { .wr_id = 1 };
+
+		CU_ASSERT_EQUAL(dpdat_post_recv(b1, &rwr), -EINVAL);
+	}
+	qps[0] = a1, qps[1] = a2, qps[2] = b1, qps[3] = b2;
+	srq_teardown(qps, 4, srq);
+}
+
+/* A multi-packet SEND keeps the WQE it started with: QP 1's message
+ * begins, QP 2's whole message arrives, then the rest of QP 1's. QP 2
+ * takes the second WQE and completes first; QP 1 finishes in the first. */
+static void
+test_srq_interleaved(void)
+{
+	struct dpdat_srq_conf sc = { .max_wr = 4 };
+	struct dpdat_qp *a1, *a2, *b1, *b2, *qps[4];
+	struct dpdat_srq *srq = dpdat_srq_create(B.dev, &sc);
+	struct rte_mbuf *pkts[16], *order[16];
+	struct roce_bth bth;
+	struct dpdat_wc wc[2];
+	unsigned int n, i, k = 0, n1 = 0;
+	uint32_t q1;
+
+	CU_ASSERT_FATAL(srq != NULL);
+	srq_pair(srq, &a1, &b1);
+	srq_pair(srq, &a2, &b2);
+	q1 = qpn_of(b1);
+	CU_ASSERT_FATAL(srq_post(srq, 200, 0, 4096) == 0);
+	CU_ASSERT_FATAL(srq_post(srq, 201, 4096, 4096) == 0);
+	memset(A.buf, 0x11, 3000);
+	memset(A.buf + 4096, 0x22, 500);
+	memset(B.buf, 0, 8192);
+	CU_ASSERT_FATAL(srq_send(a1, 1, 0, 3000) == 0);		/* 3 packets */
+	CU_ASSERT_FATAL(srq_send(a2, 2, 4096, 500) == 0);	/* 1 packet */
+	dpdat_dev_progress(A.dev);
+	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 16, NULL);
+	CU_ASSERT_FATAL(n == 4);
+	/* QP 1's first packet, QP 2's packet, QP 1's other two */
+	for (i = 0; i < n; i++) {
+		rc_mbuf_copy(pkts[i], PORT_HDR_LEN, (uint8_t *)&bth,
+			     sizeof(bth));
+		if (roce_bth_qpn(&bth) == q1 && n1++ == 0)
+			order[k++] = pkts[i];
+	}
+	for (i = 0; i < n; i++) {
+		rc_mbuf_copy(pkts[i], PORT_HDR_LEN, (uint8_t *)&bth,
+			     sizeof(bth));
+		if (roce_bth_qpn(&bth) != q1)
+			order[k++] = pkts[i];
+	}
+	n1 = 0;
+	for (i = 0; i < n; i++) {
+		rc_mbuf_copy(pkts[i], PORT_HDR_LEN, (uint8_t *)&bth,
+			     sizeof(bth));
+		if (roce_bth_qpn(&bth) == q1 && n1++ != 0)
+			order[k++] = pkts[i];
+	}
+	CU_ASSERT_FATAL(k == 4);
+	CU_ASSERT_EQUAL(rte_ring_enqueue_bulk(a2b, (void **)order, k, NULL), k);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(B.cq, wc, 2), 2);
+	CU_ASSERT_EQUAL(wc[0].wr_id, 201);
+	CU_ASSERT_EQUAL(wc[0].qp_num, qpn_of(b2));
+	CU_ASSERT_EQUAL(wc[0].byte_len, 500);
+	CU_ASSERT_EQUAL(wc[1].wr_id, 200);
+	CU_ASSERT_EQUAL(wc[1].qp_num, q1);
+	CU_ASSERT_EQUAL(wc[1].byte_len, 3000);
+	CU_ASSERT_EQUAL(B.buf[2999], 0x11);
+	CU_ASSERT_EQUAL(B.buf[3000], 0);
+	CU_ASSERT_EQUAL(B.buf[4096 + 499], 0x22);
+	CU_ASSERT_EQUAL(B.buf[4096 + 500], 0);
+	CU_ASSERT_EQUAL(wait_wcs(A.cq, wc, 2, 1000), 2);
+	qps[0] = a1, qps[1] = a2, qps[2] = b1, qps[3] = b2;
+	srq_teardown(qps, 4, srq);
+}
+
+/* An empty SRQ answers RNR NAK, as an empty receive queue does; the SEND
+ * goes through once a WQE is posted. */
+static void
+test_srq_rnr(void)
+{
+	struct dpdat_srq_conf sc = { 0 };
+	struct dpdat_qp *a1, *b1, *qps[2];
+	struct dpdat_srq *srq = dpdat_srq_create(B.dev, &sc);
+	struct dpdat_qp_stats st;
+	struct dpdat_wc wc;
+
+	CU_ASSERT_FATAL(srq != NULL);
+	srq_pair(srq, &a1, &b1);
+	memcpy(A.buf, "srq-rnr", 7);
+	CU_ASSERT_FATAL(srq_send(a1, 5, 0, 7) == 0);
+	run(20);
+	dpdat_qp_stats(a1, &st);
+	CU_ASSERT(st.rnr_naks_rcvd >= 1);
+	dpdat_qp_stats(b1, &st);
+	CU_ASSERT(st.rnr_naks_sent >= 1);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(A.cq, &wc, 1), 0);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(B.cq, &wc, 1), 0);
+	CU_ASSERT_FATAL(srq_post(srq, 77, 512, 64) == 0);
+	CU_ASSERT_FATAL(wait_wcs(B.cq, &wc, 1, 200000) == 1);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(wc.wr_id, 77);
+	CU_ASSERT_EQUAL(wc.qp_num, qpn_of(b1));
+	CU_ASSERT_EQUAL(wc.byte_len, 7);
+	CU_ASSERT_EQUAL(memcmp(B.buf + 512, "srq-rnr", 7), 0);
+	CU_ASSERT_FATAL(wait_wcs(A.cq, &wc, 1, 1000) == 1);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	qps[0] = a1, qps[1] = b1;
+	srq_teardown(qps, 2, srq);
+}
+
+/* The SRQ cannot go while a QP uses it; a QP that breaks flushes the WQE
+ * it holds (a message in progress) and no other; the low watermark is
+ * reported once. */
+static void
+test_srq_free_flush_limit(void)
+{
+	struct dpdat_srq_conf sc = { .max_wr = 4 };
+	struct dpdat_qp *a1, *b1, *a2, *b2;
+	struct dpdat_srq *srq = dpdat_srq_create(B.dev, &sc);
+	struct dpdat_srq_info si;
+	struct dpdat_qp_info qi;
+	struct rte_mbuf *m, *first = NULL;
+	struct dpdat_wc wc;
+
+	CU_ASSERT_FATAL(srq != NULL);
+	CU_ASSERT_EQUAL(dpdat_srq_arm(srq, 5), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_srq_free(NULL), -EBADF);
+	srq_pair(srq, &a1, &b1);
+	srq_pair(srq, &a2, &b2);
+	CU_ASSERT_EQUAL(dpdat_srq_free(srq), -EBUSY);
+	CU_ASSERT_FATAL(srq_post(srq, 300, 0, 4096) == 0);
+	CU_ASSERT_FATAL(srq_post(srq, 301, 4096, 4096) == 0);
+	CU_ASSERT_FATAL(srq_post(srq, 302, 8192, 4096) == 0);
+	CU_ASSERT(dpdat_srq_arm(srq, 2) == 0);
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.limit, 2);
+	CU_ASSERT_EQUAL(si.limit_reached, 0);
+	/* QP 1 starts a 3-packet SEND: only its first packet arrives */
+	CU_ASSERT_FATAL(srq_send(a1, 1, 0, 3000) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_FATAL(rte_ring_dequeue(a2b, (void **)&first) == 0);
+	while (rte_ring_dequeue(a2b, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	CU_ASSERT_FATAL(rte_ring_enqueue(a2b, first) == 0);
+	dpdat_dev_progress(B.dev);
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.posted, 2);
+	CU_ASSERT_EQUAL(si.limit_reached, 0);	/* 2 is not below 2 */
+	CU_ASSERT_EQUAL(dpdat_cq_poll(B.cq, &wc, 1), 0);
+	dpdat_qp_query(b1, &qi);
+	CU_ASSERT_EQUAL(qi.srq_held, 1);
+	dpdat_qp_query(b2, &qi);
+	CU_ASSERT_EQUAL(qi.srq_held, 0);
+	/* QP 1 breaks: the WQE it holds is flushed, the SRQ keeps two */
+	CU_ASSERT(dpdat_qp_set_error(b1) == 0);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(B.cq, &wc, 1), 1);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_WR_FLUSH_ERR);
+	CU_ASSERT_EQUAL(wc.wr_id, 300);
+	CU_ASSERT_EQUAL(wc.qp_num, qpn_of(b1));
+	CU_ASSERT_EQUAL(dpdat_cq_poll(B.cq, &wc, 1), 0);
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.posted, 2);
+	/* QP 2 goes on with the next one, and crosses the watermark */
+	memcpy(A.buf + 100, "after", 5);
+	CU_ASSERT_FATAL(srq_send(a2, 2, 100, 5) == 0);
+	CU_ASSERT_FATAL(wait_wcs(B.cq, &wc, 1, 1000) == 1);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(wc.wr_id, 301);
+	CU_ASSERT_EQUAL(wc.qp_num, qpn_of(b2));
+	CU_ASSERT_EQUAL(memcmp(B.buf + 4096, "after", 5), 0);
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.posted, 1);
+	CU_ASSERT_EQUAL(si.limit_reached, 1);
+	CU_ASSERT_EQUAL(si.limit, 0);		/* disarmed */
+	CU_ASSERT(dpdat_srq_arm(srq, 0) == 0);
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.limit_reached, 0);
+	CU_ASSERT(dpdat_srq_arm(srq, 2) == 0);	/* already below: at once */
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.limit_reached, 1);
+	CU_ASSERT(dpdat_qp_free(b1) == 0);
+	CU_ASSERT(dpdat_qp_free(b2) == 0);
+	/* no QP left: the SRQ goes, with the WQE still in it */
+	CU_ASSERT(dpdat_srq_free(srq) == 0);
+	CU_ASSERT(dpdat_qp_free(a1) == 0);
+	CU_ASSERT(dpdat_qp_free(a2) == 0);
+	run(4);
+	while (dpdat_cq_poll(A.cq, &wc, 1) > 0 ||
+	       dpdat_cq_poll(B.cq, &wc, 1) > 0)
+		;
+}
+
 CU_TestInfo rc_engine_tests[] = {
+	{ "SRQ: two QPs, single and multi-packet", test_srq_two_qps },
+	{ "SRQ: a message keeps its WQE", test_srq_interleaved },
+	{ "SRQ: RNR NAK when empty", test_srq_rnr },
+	{ "SRQ: free refused, flush, watermark", test_srq_free_flush_limit },
 	{ "ghost ACK completes nothing", test_ghost_ack },
 	{ "NAK fails the WR it names", test_nak_names_its_wr },
 	{ "packet from a stranger dropped", test_not_peer_dropped },
