@@ -1,0 +1,713 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* Export side: segments over the caller's memory, publication with an
+ * access-control list, and the service that answers importers' requests.
+ *
+ * The segment's memory is one LMR with local rights only; importers get the
+ * rkey of an RMR bound with exactly the rights granted (read, write or
+ * both), so the RC engine refuses any other access on every transfer. */
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <rte_common.h>
+#include <rte_errno.h>
+
+#include "rsm_priv.h"
+
+struct rsm_export *
+rsm_export_find(struct rsm_ctlr *c, const void *h)
+{
+	struct rsm_export *e;
+
+	if (h == NULL || !c->opened)
+		return NULL;
+	TAILQ_FOREACH(e, &c->exports, next)
+		if ((const void *)e == h)
+			return e;
+	return NULL;
+}
+
+/* Look the handle up with the controller locked; NULL: err is set. */
+static struct rsm_export *
+export_get(rsm_memseg_export_handle_t memseg, int *err)
+{
+	struct rsm_export *e;
+
+	pthread_mutex_lock(&rsm_ctlr0.lock);
+	e = rsm_export_find(&rsm_ctlr0, memseg);
+	if (e == NULL) {
+		pthread_mutex_unlock(&rsm_ctlr0.lock);
+		*err = RSMERR_BAD_SEG_HNDL;
+		return NULL;
+	}
+	if (e->creator != getpid()) {
+		pthread_mutex_unlock(&rsm_ctlr0.lock);
+		*err = RSMERR_NOT_CREATOR;
+		return NULL;
+	}
+	*err = 0;
+	return e;
+}
+
+static int
+errno_to_rsm(int e)
+{
+	switch (e) {
+	case ENOMEM:
+		return RSMERR_INSUFFICIENT_MEM;
+	case EACCES:
+	case EFAULT:
+		return RSMERR_PERM_DENIED;
+	case EINVAL:
+		return RSMERR_BAD_ADDR;
+	default:
+		return RSMERR_INSUFFICIENT_RESOURCES;
+	}
+}
+
+static const uint32_t need_priv[8] = {
+	[2] = DPDAT_MEM_PRIV_REMOTE_WRITE,
+	[4] = DPDAT_MEM_PRIV_REMOTE_READ,
+	[6] = DPDAT_MEM_PRIV_REMOTE_READ | DPDAT_MEM_PRIV_REMOTE_WRITE,
+};
+
+/* Bind the three RMRs (read, write, both) over the segment's LMR. */
+static int
+export_bind(struct rsm_export *e)
+{
+	struct dpdat_lmr_info li;
+	struct dpdat_lmr_triplet t;
+
+	dpdat_lmr_query(e->lmr, &li);
+	t.lmr_context = li.lmr_context;
+	t.pad = 0;
+	t.virtual_address = (uint64_t)(uintptr_t)e->vaddr;
+	t.segment_length = e->size;
+	for (int n = 2; n <= 6; n += 2) {
+		int r = dpdat_rmr_bind(e->rmr[n], &t, need_priv[n],
+				       &e->rkey[n]);
+
+		if (r != 0)
+			return errno_to_rsm(-r);
+	}
+	return 0;
+}
+
+static struct dpdat_lmr *
+export_lmr(struct rsm_ctlr *c, void *vaddr, size_t size)
+{
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+
+	d.virt.addr = vaddr;
+	d.virt.length = size;
+	return dpdat_lmr_create(c->pz, &d, DPDAT_MEM_PRIV_LOCAL_READ |
+				DPDAT_MEM_PRIV_LOCAL_WRITE);
+}
+
+static void
+export_free(struct rsm_export *e)
+{
+	for (int n = 2; n <= 6; n += 2)
+		if (e->rmr[n] != NULL)
+			dpdat_rmr_free(e->rmr[n]);
+	if (e->lmr != NULL)
+		dpdat_lmr_free(e->lmr);
+	if (e->slot_lmr != NULL)
+		dpdat_lmr_free(e->slot_lmr);
+	if (e->cq != NULL)
+		dpdat_cq_free(e->cq);
+	free(e->slots);
+	free(e->acl);
+	free(e);
+}
+
+static int
+export_resources(struct rsm_ctlr *c, struct rsm_export *e)
+{
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+
+	e->lmr = export_lmr(c, e->vaddr, e->size);
+	if (e->lmr == NULL)
+		return errno_to_rsm(rte_errno);
+	for (int n = 2; n <= 6; n += 2) {
+		e->rmr[n] = dpdat_rmr_create(c->pz);
+		if (e->rmr[n] == NULL)
+			return errno_to_rsm(rte_errno);
+	}
+	if (posix_memalign((void **)&e->slots, 4096,
+			   RSM_SLOTS * RSM_SLOT_SIZE) != 0)
+		return RSMERR_INSUFFICIENT_MEM;
+	d.virt.addr = e->slots;
+	d.virt.length = RSM_SLOTS * RSM_SLOT_SIZE;
+	e->slot_lmr = dpdat_lmr_create(c->pz, &d, DPDAT_MEM_PRIV_LOCAL_READ |
+				       DPDAT_MEM_PRIV_LOCAL_WRITE);
+	e->cq = dpdat_cq_create(c->dev, 1024);
+	if (e->slot_lmr == NULL || e->cq == NULL)
+		return errno_to_rsm(rte_errno);
+	return export_bind(e);
+}
+
+int
+rsm_memseg_export_create(rsmapi_controller_handle_t controller,
+			 rsm_memseg_export_handle_t *memseg, void *vaddr,
+			 size_t size, uint_t flags)
+{
+	struct rsm_export *e;
+	struct rsm_ctlr *c;
+	mode_t um;
+	int r;
+
+	pthread_mutex_lock(&rsm_ctlr0.lock);
+	c = rsm_ctlr_check(controller, &r);
+	if (c == NULL)
+		goto out;
+	r = RSMERR_BAD_SEG_HNDL;
+	if (memseg == NULL)
+		goto out;
+	r = RSMERR_BAD_LENGTH;
+	if (size == 0 || size > c->max_seg || size % c->page != 0)
+		goto out;
+	r = RSMERR_BAD_ADDR;
+	if (vaddr == NULL || (uintptr_t)vaddr + size < (uintptr_t)vaddr ||
+	    (flags & ~(uint_t)(RSM_ALLOW_REBIND | RSM_CREATE_SEG_DONTWAIT)))
+		goto out;
+	r = RSMERR_BAD_MEM_ALIGNMENT;
+	if ((uintptr_t)vaddr % c->page != 0)
+		goto out;
+	r = rsm_probe(vaddr, size);
+	if (r != 0)
+		goto out;
+	r = RSMERR_INSUFFICIENT_MEM;
+	if (c->exported + size > c->tot_export)
+		goto out;
+	r = RSMERR_INSUFFICIENT_RESOURCES;
+	if (c->n_segs >= c->max_segs)
+		goto out;
+	e = calloc(1, sizeof(*e));
+	r = RSMERR_INSUFFICIENT_MEM;
+	if (e == NULL)
+		goto out;
+	e->ctlr = c;
+	e->creator = getpid();
+	e->flags = flags;
+	e->vaddr = vaddr;
+	e->size = size;
+	um = umask(0);
+	umask(um);
+	e->cmask = 0666 & ~um;
+	TAILQ_INIT(&e->conns);
+	TAILQ_INIT(&e->tickets);
+	r = export_resources(c, e);
+	if (r != 0) {
+		export_free(e);
+		goto out;
+	}
+	TAILQ_INSERT_TAIL(&c->exports, e, next);
+	c->exported += size;
+	c->n_segs++;
+	*memseg = (rsm_memseg_export_handle_t)e;
+out:
+	pthread_mutex_unlock(&rsm_ctlr0.lock);
+	return r;
+}
+
+/* Disconnect every importer and forget the tickets: after this no import
+ * of the segment can resume. Called locked; unlocks while it waits. */
+static void
+export_disconnect_all(struct rsm_export *e)
+{
+	struct rsm_ctlr *c = e->ctlr;
+	struct rsm_ticket *t;
+	struct rsm_econn *ec;
+	struct rsm_rep bye = { .magic = RSM_WIRE_MAGIC,
+			       .status = RSMERR_CONN_ABORTED };
+
+	while ((t = TAILQ_FIRST(&e->tickets)) != NULL) {
+		TAILQ_REMOVE(&e->tickets, t, next);
+		free(t);
+	}
+	TAILQ_FOREACH(ec, &e->conns, next)
+		dpdat_cm_disconnect(ec->cm, &bye, sizeof(bye));
+	/* the service frees each connection on its DISCONNECTED event */
+	for (int i = 0; i < 300 && !TAILQ_EMPTY(&e->conns); i++) {
+		pthread_mutex_unlock(&c->lock);
+		usleep(10000);
+		pthread_mutex_lock(&c->lock);
+	}
+}
+
+static int
+acl_check(struct rsm_ctlr *c, const rsmapi_access_entry_t *acl, uint_t n)
+{
+	if (n > RSM_MAX_NODES || (n > 0 && acl == NULL))
+		return RSMERR_BAD_ACL;
+	for (uint_t i = 0; i < n; i++) {
+		rsm_permission_t p = acl[i].ae_permission;
+
+		/* three octal digits, each 0, 2, 4 or 6 */
+		if ((p & ~0777u) != 0 || (p & 0111u) != 0 ||
+		    acl[i].ae_node == 0 || rsm_node_ip(c, acl[i].ae_node) == 0)
+			return RSMERR_BAD_ACL;
+		for (uint_t j = 0; j < i; j++)
+			if (acl[j].ae_node == acl[i].ae_node)
+				return RSMERR_BAD_ACL;
+	}
+	return 0;
+}
+
+static int
+acl_set(struct rsm_export *e, const rsmapi_access_entry_t *acl, uint_t n)
+{
+	rsmapi_access_entry_t *copy = NULL;
+
+	if (acl != NULL && n > 0) {
+		copy = malloc(n * sizeof(*copy));
+		if (copy == NULL)
+			return RSMERR_INSUFFICIENT_MEM;
+		memcpy(copy, acl, n * sizeof(*copy));
+	}
+	free(e->acl);
+	e->acl = copy;
+	e->nacl = copy != NULL ? n : 0;
+	return 0;
+}
+
+static int
+segid_in_use(struct rsm_ctlr *c, rsm_memseg_id_t id)
+{
+	struct rsm_export *e;
+
+	TAILQ_FOREACH(e, &c->exports, next)
+		if (e->published && e->id == id)
+			return 1;
+	return 0;
+}
+
+int
+rsm_memseg_export_publish(rsm_memseg_export_handle_t memseg,
+			  rsm_memseg_id_t *segment_id,
+			  rsmapi_access_entry_t access_list[],
+			  uint_t access_list_length)
+{
+	struct rsm_export *e;
+	struct rsm_ctlr *c;
+	rsm_memseg_id_t id;
+	int r;
+
+	e = export_get(memseg, &r);
+	if (e == NULL)
+		return r;
+	c = e->ctlr;
+	r = RSMERR_SEG_ALREADY_PUBLISHED;
+	if (e->published)
+		goto out;
+	r = RSMERR_BAD_ADDR;
+	if (segment_id == NULL)
+		goto out;
+	r = acl_check(c, access_list, access_list_length);
+	if (r != 0)
+		goto out;
+	id = *segment_id;
+	if (id == 0) {
+		/* generated in the user-application range, up to and
+		 * including RSM_USER_APP_ID_END (0xFFFFFFFF) */
+		uint64_t tries = 0;
+
+		while (segid_in_use(c, c->next_id) &&
+		       tries++ < (uint64_t)RSM_USER_APP_ID_END -
+				 RSM_USER_APP_ID_BASE)
+			c->next_id = c->next_id == RSM_USER_APP_ID_END ?
+				     RSM_USER_APP_ID_BASE : c->next_id + 1;
+		id = c->next_id;
+		c->next_id = id == RSM_USER_APP_ID_END ?
+			     RSM_USER_APP_ID_BASE : id + 1;
+	} else {
+		r = RSMERR_RESERVED_SEGID;
+		if (id <= RSM_DLPI_ID_END ||
+		    (id >= RSM_OPS_ID_BASE && id <= RSM_OPS_ID_END))
+			goto out;
+		/* the user-application range is the framework's to give */
+		r = RSMERR_BAD_SEGID;
+		if (id >= RSM_USER_APP_ID_BASE)
+			goto out;
+	}
+	r = RSMERR_SEGID_IN_USE;
+	if (segid_in_use(c, id))
+		goto out;
+	r = acl_set(e, access_list, access_list_length);
+	if (r != 0)
+		goto out;
+	e->id = id;
+	e->published = 1;
+	*segment_id = id;
+out:
+	pthread_mutex_unlock(&c->lock);
+	return r;
+}
+
+int
+rsm_memseg_export_republish(rsm_memseg_export_handle_t memseg,
+			    rsmapi_access_entry_t access_list[],
+			    uint_t access_list_length)
+{
+	struct rsm_export *e;
+	int r;
+
+	e = export_get(memseg, &r);
+	if (e == NULL)
+		return r;
+	r = RSMERR_SEG_NOT_PUBLISHED;
+	if (e->published) {
+		r = acl_check(e->ctlr, access_list, access_list_length);
+		if (r == 0)	/* existing imports keep their tickets */
+			r = acl_set(e, access_list, access_list_length);
+	}
+	pthread_mutex_unlock(&e->ctlr->lock);
+	return r;
+}
+
+int
+rsm_memseg_export_unpublish(rsm_memseg_export_handle_t memseg)
+{
+	struct rsm_export *e;
+	int r;
+
+	e = export_get(memseg, &r);
+	if (e == NULL)
+		return r;
+	r = RSMERR_SEG_NOT_PUBLISHED;
+	if (e->published) {
+		e->published = 0;
+		export_disconnect_all(e);
+		r = 0;
+	}
+	pthread_mutex_unlock(&e->ctlr->lock);
+	return r;
+}
+
+int
+rsm_memseg_export_destroy(rsm_memseg_export_handle_t memseg)
+{
+	struct rsm_export *e;
+	struct rsm_ctlr *c;
+	int r;
+
+	e = export_get(memseg, &r);
+	if (e == NULL)
+		return r == RSMERR_NOT_CREATOR ? RSMERR_BAD_SEG_HNDL : r;
+	c = e->ctlr;
+	if (e->pollfd_in_use) {
+		pthread_mutex_unlock(&c->lock);
+		return RSMERR_POLLFD_IN_USE;
+	}
+	e->published = 0;
+	export_disconnect_all(e);
+	TAILQ_REMOVE(&c->exports, e, next);
+	c->exported -= e->size;
+	c->n_segs--;
+	if (!TAILQ_EMPTY(&e->conns)) {
+		/* importers that never answered: their QPs still use the CQ,
+		 * so it (and the segment's memory) is leaked, not freed */
+		RSM_LOG(WARNING, "segment %#x: importers did not disconnect",
+			e->id);
+		pthread_mutex_unlock(&c->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	export_free(e);
+	return 0;
+}
+
+int
+rsm_memseg_export_rebind(rsm_memseg_export_handle_t memseg, void *vaddr,
+			 offset_t off, size_t size)
+{
+	struct dpdat_lmr *old;
+	struct rsm_export *e;
+	void *old_va;
+	int r;
+
+	e = export_get(memseg, &r);
+	if (e == NULL)
+		return r;
+	r = RSMERR_REBIND_NOT_ALLOWED;
+	if (!(e->flags & RSM_ALLOW_REBIND))
+		goto out;
+	/* the whole segment moves: one rkey cannot span two registrations */
+	r = RSMERR_BAD_LENGTH;
+	if (size != e->size)
+		goto out;
+	r = RSMERR_BAD_ADDR;
+	if (off != 0 || vaddr == NULL ||
+	    (uintptr_t)vaddr % e->ctlr->page != 0)
+		goto out;
+	r = rsm_probe(vaddr, size);
+	if (r != 0)
+		goto out;
+	old = e->lmr;
+	old_va = e->vaddr;
+	e->lmr = export_lmr(e->ctlr, vaddr, size);
+	if (e->lmr == NULL) {
+		r = errno_to_rsm(rte_errno);
+		e->lmr = old;
+		goto out;
+	}
+	e->vaddr = vaddr;
+	/* fresh rkeys: the old ones die, importers using them fail with a
+	 * remote access error and resume with the new ones (import.c) */
+	r = export_bind(e);
+	if (r != 0) {
+		dpdat_lmr_free(e->lmr);
+		e->lmr = old;
+		e->vaddr = old_va;
+		export_bind(e);
+		goto out;
+	}
+	e->gen++;
+	dpdat_lmr_free(old);
+out:
+	pthread_mutex_unlock(&e->ctlr->lock);
+	return r;
+}
+
+/* ---- the service (called by the controller's thread) ---- */
+
+static int
+export_grant(struct rsm_ctlr *c, struct rsm_export *e,
+	     const struct rsm_req *q, uint32_t peer_ip, uint32_t *need,
+	     uint64_t *ticket)
+{
+	rsm_node_id_t node = rsm_ip_node(c, peer_ip);
+	rsm_permission_t p = e->cmask;
+	unsigned int digit;
+	struct rsm_ticket *t;
+
+	*need = (q->perm >> 6) & 6;
+	if (q->op == RSM_OP_RESUME) {
+		TAILQ_FOREACH(t, &e->tickets, next)
+			if (t->id == q->ticket) {
+				*need = t->need;
+				*ticket = t->id;
+				return 0;
+			}
+		return RSMERR_SEG_NOT_PUBLISHED;
+	}
+	if (e->acl != NULL) {
+		uint_t i;
+
+		for (i = 0; i < e->nacl; i++)
+			if (node != 0 && e->acl[i].ae_node == node)
+				break;
+		if (i == e->nacl)
+			return RSMERR_SEG_NOT_PUBLISHED_TO_NODE;
+		p = e->acl[i].ae_permission;
+	}
+	if (q->uid == getuid())
+		digit = (p >> 6) & 7;
+	else if (q->gid == getgid())
+		digit = (p >> 3) & 7;
+	else
+		digit = p & 7;
+	if (*need == 0 || (*need & ~digit) != 0)
+		return RSMERR_PERM_DENIED;
+	t = calloc(1, sizeof(*t));
+	if (t == NULL)
+		return RSMERR_INSUFFICIENT_MEM;
+	t->id = c->next_ticket++;
+	t->need = *need;
+	TAILQ_INSERT_TAIL(&e->tickets, t, next);
+	*ticket = t->id;
+	return 0;
+}
+
+static void
+econn_release(struct rsm_export *e, struct rsm_econn *ec)
+{
+	for (int i = 0; i < RSM_SLOTS; i++)
+		if (e->slot_owner[i] == ec)
+			e->slot_owner[i] = NULL;
+}
+
+static int
+slot_post(struct rsm_export *e, struct rsm_econn *ec, int i)
+{
+	struct dpdat_lmr_info li;
+	struct dpdat_sge sge;
+	struct dpdat_recv_wr wr = { .wr_id = (uint64_t)i, .sg_list = &sge,
+				    .num_sge = 1 };
+
+	dpdat_lmr_query(e->slot_lmr, &li);
+	sge.addr = (uint64_t)(uintptr_t)(e->slots + i * RSM_SLOT_SIZE);
+	sge.length = RSM_SLOT_SIZE;
+	sge.lkey = li.lmr_context;
+	e->slot_owner[i] = ec;
+	return dpdat_post_recv(ec->qp, &wr);
+}
+
+static int
+export_accept(struct rsm_ctlr *c, struct rsm_export *e,
+	      struct dpdat_cm_event *ev, uint32_t need, uint64_t ticket)
+{
+	struct dpdat_qp_conf qc = { .pz = c->pz, .send_cq = e->cq,
+				    .recv_cq = e->cq, .max_send_wr = 16,
+				    .max_recv_wr = RSM_SLOTS_PER_CONN };
+	struct rsm_rep rep = { .magic = RSM_WIRE_MAGIC };
+	struct rsm_econn *ec;
+	int posted = 0;
+
+	ec = calloc(1, sizeof(*ec));
+	if (ec == NULL)
+		return RSMERR_INSUFFICIENT_MEM;
+	ec->qp = dpdat_qp_create(c->dev, &qc);
+	if (ec->qp == NULL) {
+		free(ec);
+		return RSMERR_INSUFFICIENT_RESOURCES;
+	}
+	ec->cm = ev->conn;
+	ec->ticket = ticket;
+	for (int i = 0; i < RSM_SLOTS && posted < RSM_SLOTS_PER_CONN; i++)
+		if (e->slot_owner[i] == NULL && slot_post(e, ec, i) == 0)
+			posted++;
+	rep.addr = (uint64_t)(uintptr_t)e->vaddr;
+	rep.len = e->size;
+	rep.rkey = e->rkey[need];
+	rep.gen = e->gen;
+	rep.ticket = ticket;
+	if (dpdat_cm_accept(ev->conn, ec->qp, &rep, sizeof(rep), c->eq) != 0) {
+		econn_release(e, ec);
+		dpdat_qp_free(ec->qp);
+		free(ec);
+		return RSMERR_INSUFFICIENT_RESOURCES;
+	}
+	TAILQ_INSERT_TAIL(&e->conns, ec, next);
+	return 0;
+}
+
+void
+rsm_export_request(struct rsm_ctlr *c, struct dpdat_cm_event *ev)
+{
+	struct rsm_rep rej = { .magic = RSM_WIRE_MAGIC };
+	struct rsm_req q;
+	struct rsm_export *e, *found = NULL;
+	uint64_t ticket = 0;
+	uint32_t need = 0;
+	int r = RSMERR_SEG_NOT_PUBLISHED;
+
+	memset(&q, 0, sizeof(q));
+	memcpy(&q, ev->private_data, RTE_MIN(sizeof(q),
+		(size_t)ev->private_data_len));
+	pthread_mutex_lock(&c->lock);
+	if (q.magic != RSM_WIRE_MAGIC) {
+		r = RSMERR_BAD_CONF;
+		goto reject;
+	}
+	TAILQ_FOREACH(e, &c->exports, next)
+		if (e->published && e->id == q.segid)
+			found = e;
+	if (found == NULL)
+		goto reject;
+	r = export_grant(c, found, &q, ev->peer_ipv4, &need, &ticket);
+	if (r == 0)
+		r = export_accept(c, found, ev, need, ticket);
+	if (r == 0) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+reject:
+	pthread_mutex_unlock(&c->lock);
+	rej.status = (uint32_t)r;
+	dpdat_cm_reject(ev->conn, &rej, sizeof(rej));
+	dpdat_cm_conn_free(ev->conn);
+}
+
+void
+rsm_export_conn_gone(struct rsm_ctlr *c, struct dpdat_cm_event *ev)
+{
+	struct rsm_export *e;
+	struct rsm_econn *ec;
+	struct rsm_req q;
+
+	memset(&q, 0, sizeof(q));
+	memcpy(&q, ev->private_data, RTE_MIN(sizeof(q),
+		(size_t)ev->private_data_len));
+	pthread_mutex_lock(&c->lock);
+	TAILQ_FOREACH(e, &c->exports, next) {
+		TAILQ_FOREACH(ec, &e->conns, next)
+			if (ec->cm == ev->conn)
+				break;
+		if (ec == NULL)
+			continue;
+		TAILQ_REMOVE(&e->conns, ec, next);
+		econn_release(e, ec);
+		/* an importer's last goodbye ends its ticket */
+		if (q.magic == RSM_WIRE_MAGIC && q.op == RSM_OP_BYE) {
+			struct rsm_ticket *t;
+
+			TAILQ_FOREACH(t, &e->tickets, next)
+				if (t->id == q.ticket) {
+					TAILQ_REMOVE(&e->tickets, t, next);
+					free(t);
+					break;
+				}
+		}
+		dpdat_cm_conn_free(ec->cm);
+		dpdat_qp_free(ec->qp);
+		free(ec);
+		break;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+/* ---- signals ---- */
+
+int
+rsm_export_signal_wait(struct rsm_export *e, int timeout)
+{
+	struct rsm_ctlr *c = e->ctlr;
+	struct dpdat_wc wc;
+	int waited = 0;
+
+	for (;;) {
+		int n = dpdat_cq_poll(e->cq, &wc, 1);
+
+		if (n == 1) {
+			if (wc.status != DPDAT_WC_SUCCESS ||
+			    (wc.opcode != DPDAT_WR_RECV &&
+			     wc.opcode != DPDAT_WR_RECV_RDMA_IMM))
+				continue;	/* flushed by a disconnect */
+			pthread_mutex_lock(&c->lock);
+			if (wc.wr_id < RSM_SLOTS &&
+			    e->slot_owner[wc.wr_id] != NULL)
+				slot_post(e, e->slot_owner[wc.wr_id],
+					  (int)wc.wr_id);
+			pthread_mutex_unlock(&c->lock);
+			return 0;
+		}
+		if (timeout >= 0 && waited >= timeout)
+			return RSMERR_TIMEOUT;
+		/* short waits: a destroy may need the lock meanwhile */
+		dpdat_cq_wait(e->cq, 10);
+		waited += 10;
+	}
+}
+
+int
+rsm_export_pollfd(struct rsm_export *e, struct pollfd *fd, int get)
+{
+	if (get) {
+		fd->fd = dpdat_cq_fd(e->cq);
+		fd->events = POLLRDNORM;
+		fd->revents = 0;
+		e->pollfd_in_use++;
+	} else if (e->pollfd_in_use > 0) {
+		e->pollfd_in_use--;
+	}
+	return 0;
+}

@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* The RSMAPI export side in one process: every return value the interface
+ * lists for create, destroy, publish, republish, unpublish and rebind,
+ * provoked for real on a controller whose memif has no peer. */
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include <rsm/rsmapi.h>
+#include "rsm_priv.h"
+
+#define MB (1024 * 1024)
+
+static rsmapi_controller_handle_t ctl;
+static size_t pg;
+
+static void *
+region(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CU_ASSERT_FATAL(p != MAP_FAILED);
+	return p;
+}
+
+static rsm_memseg_export_handle_t
+seg(void *va, size_t len, uint_t flags)
+{
+	rsm_memseg_export_handle_t h = NULL;
+
+	CU_ASSERT_EQUAL_FATAL(rsm_memseg_export_create(ctl, &h, va, len,
+						       flags), 0);
+	return h;
+}
+
+/* Run f in a child process (another pid than the creator's). */
+static int
+in_child(int (*f)(rsm_memseg_export_handle_t), rsm_memseg_export_handle_t h)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(f(h));
+	waitpid(pid, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int
+child_publish(rsm_memseg_export_handle_t h)
+{
+	rsm_memseg_id_t id = 0x600001;
+
+	return rsm_memseg_export_publish(h, &id, NULL, 0);
+}
+
+static int
+child_republish(rsm_memseg_export_handle_t h)
+{
+	return rsm_memseg_export_republish(h, NULL, 0);
+}
+
+static int
+child_unpublish(rsm_memseg_export_handle_t h)
+{
+	return rsm_memseg_export_unpublish(h);
+}
+
+static int
+child_rebind(rsm_memseg_export_handle_t h)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return rsm_memseg_export_rebind(h, p, 0, 4096);
+}
+
+static void
+test_controller(void)
+{
+	rsmapi_controller_handle_t c2;
+	rsmapi_controller_attr_t a;
+	rsm_memseg_export_handle_t h;
+	void *p = region(pg, PROT_READ | PROT_WRITE);
+
+	CU_ASSERT_EQUAL(rsm_get_controller("nosuch0", &c2),
+			RSMERR_CTLR_NOT_PRESENT);
+	CU_ASSERT_EQUAL(rsm_get_controller_attr(ctl, &a), 0);
+	CU_ASSERT_EQUAL(a.attr_page_size, pg);
+	CU_ASSERT_EQUAL(a.attr_max_export_segment_size, 16 * MB);
+	CU_ASSERT_EQUAL(a.attr_max_export_segments, 4);
+	CU_ASSERT_EQUAL(a.attr_direct_access_sizes, 15);
+	CU_ASSERT_EQUAL(rsm_get_controller_attr((void *)&a, &a),
+			RSMERR_BAD_CTLR_HNDL);
+	/* released: the handle names a controller no longer present */
+	CU_ASSERT_EQUAL(rsm_release_controller(ctl), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, p, pg, 0),
+			RSMERR_CTLR_NOT_PRESENT);
+	CU_ASSERT_EQUAL(rsm_get_controller("dpdat0", &ctl), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, p, pg, 0), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h), 0);
+	munmap(p, pg);
+}
+
+static void
+test_create_errors(void)
+{
+	rsm_memseg_export_handle_t h, hs[5];
+	uint8_t *p = region(64 * MB, PROT_READ | PROT_WRITE);
+	void *ro = region(pg, PROT_READ);
+	void *hole = region(pg, PROT_READ | PROT_WRITE);
+	int i;
+
+	munmap(hole, pg);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create((void *)p, &h, p, pg, 0),
+			RSMERR_BAD_CTLR_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(NULL, &h, p, pg, 0),
+			RSMERR_BAD_CTLR_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, NULL, p, pg, 0),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, p, 0, 0),
+			RSMERR_BAD_LENGTH);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, p, 16 * MB + pg, 0),
+			RSMERR_BAD_LENGTH);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, p, pg + 1, 0),
+			RSMERR_BAD_LENGTH);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, NULL, pg, 0),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, hole, pg, 0),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, p + 8, pg, 0),
+			RSMERR_BAD_MEM_ALIGNMENT);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, ro, pg, 0),
+			RSMERR_PERM_DENIED);
+	/* DPDAT_RSM_TOTAL_EXPORT is 40 MB */
+	hs[0] = seg(p, 16 * MB, 0);
+	hs[1] = seg(p + 16 * MB, 16 * MB, 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, p + 32 * MB,
+						 16 * MB, 0),
+			RSMERR_INSUFFICIENT_MEM);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(hs[0]), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(hs[1]), 0);
+	/* DPDAT_RSM_MAX_SEGMENTS is 4 */
+	for (i = 0; i < 4; i++)
+		hs[i] = seg(p + i * pg, pg, 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_create(ctl, &h, p + 4 * pg, pg, 0),
+			RSMERR_INSUFFICIENT_RESOURCES);
+	for (i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(rsm_memseg_export_destroy(hs[i]), 0);
+	munmap(p, 64 * MB);
+	munmap(ro, pg);
+}
+
+static void
+test_destroy_errors(void)
+{
+	void *p = region(pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t h = seg(p, pg, 0);
+	struct pollfd pfd;
+
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(NULL), RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy((void *)p),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_get_pollfd(h, &pfd), 0);
+	CU_ASSERT(pfd.fd >= 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h), RSMERR_POLLFD_IN_USE);
+	CU_ASSERT_EQUAL(rsm_memseg_release_pollfd(h), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h), RSMERR_BAD_SEG_HNDL);
+	munmap(p, pg);
+}
+
+static void
+test_publish_errors(void)
+{
+	uint8_t *p = region(2 * pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t a = seg(p, pg, 0), b = seg(p + pg, pg, 0);
+	rsmapi_access_entry_t acl[2] = { { 2, 0640 }, { 1, 0600 } };
+	rsm_memseg_id_t id;
+
+	id = 0x600000;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(NULL, &id, NULL, 0),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, NULL, NULL, 0),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(in_child(child_publish, a), RSMERR_NOT_CREATOR);
+	/* ACLs: digits other than 0, 2, 4, 6; unknown or repeated nodes */
+	acl[0].ae_permission = 0777;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_BAD_ACL);
+	acl[0].ae_permission = 01600;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_BAD_ACL);
+	acl[0].ae_permission = 0640;
+	acl[0].ae_node = 99;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_BAD_ACL);
+	acl[0].ae_node = 1;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_BAD_ACL);
+	acl[0].ae_node = 2;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, NULL, 2),
+			RSMERR_BAD_ACL);
+	/* reserved ranges, and the generated range asked for explicitly */
+	id = 0x1234;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_RESERVED_SEGID);
+	id = RSM_DLPI_ID_END;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_RESERVED_SEGID);
+	id = RSM_OPS_ID_BASE;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_RESERVED_SEGID);
+	id = RSM_USER_APP_ID_BASE + 5;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_BAD_SEGID);
+	id = RSM_USER_APP_ID_END;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_BAD_SEGID);
+	id = RSM_HPC_ID_BASE;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(a, &id, acl, 2),
+			RSMERR_SEG_ALREADY_PUBLISHED);
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(b, &id, NULL, 0),
+			RSMERR_SEGID_IN_USE);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(a), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(b, &id, NULL, 0), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(a), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(b), 0);
+	munmap(p, 2 * pg);
+}
+
+/* Id 0: generated in [RSM_USER_APP_ID_BASE, RSM_USER_APP_ID_END], the end
+ * (0xFFFFFFFF) included, then around to the base. */
+static void
+test_generated_ids(void)
+{
+	uint8_t *p = region(4 * pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t h[4];
+	rsm_memseg_id_t id[4];
+	int i;
+
+	CU_ASSERT(RSM_USER_APP_ID_END > RSM_USER_APP_ID_BASE);
+	CU_ASSERT_EQUAL(RSM_USER_APP_ID_END, 0xFFFFFFFFu);
+	rsm_ctlr0.next_id = RSM_USER_APP_ID_END - 1;
+	for (i = 0; i < 4; i++) {
+		h[i] = seg(p + i * pg, pg, 0);
+		id[i] = 0;
+		CU_ASSERT_EQUAL(rsm_memseg_export_publish(h[i], &id[i], NULL,
+							  0), 0);
+		CU_ASSERT(id[i] >= RSM_USER_APP_ID_BASE);
+	}
+	CU_ASSERT_EQUAL(id[0], 0xFFFFFFFEu);
+	CU_ASSERT_EQUAL(id[1], 0xFFFFFFFFu);
+	CU_ASSERT_EQUAL(id[2], RSM_USER_APP_ID_BASE);
+	CU_ASSERT_EQUAL(id[3], RSM_USER_APP_ID_BASE + 1);
+	/* in use ids are skipped */
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(h[3]), 0);
+	rsm_ctlr0.next_id = RSM_USER_APP_ID_END;
+	id[3] = 0;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(h[3], &id[3], NULL, 0), 0);
+	CU_ASSERT_EQUAL(id[3], RSM_USER_APP_ID_BASE + 1);
+	for (i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h[i]), 0);
+	munmap(p, 4 * pg);
+}
+
+static void
+test_republish_unpublish_errors(void)
+{
+	void *p = region(pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t h = seg(p, pg, 0);
+	rsmapi_access_entry_t acl[1] = { { 2, 0400 } }, bad[1] = { { 2, 0500 } };
+	rsm_memseg_id_t id = 0x600010;
+
+	CU_ASSERT_EQUAL(rsm_memseg_export_republish(NULL, acl, 1),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_republish(h, acl, 1),
+			RSMERR_SEG_NOT_PUBLISHED);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(NULL),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(h),
+			RSMERR_SEG_NOT_PUBLISHED);
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(h, &id, NULL, 0), 0);
+	CU_ASSERT_EQUAL(in_child(child_republish, h), RSMERR_NOT_CREATOR);
+	CU_ASSERT_EQUAL(in_child(child_unpublish, h), RSMERR_NOT_CREATOR);
+	CU_ASSERT_EQUAL(rsm_memseg_export_republish(h, bad, 1),
+			RSMERR_BAD_ACL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_republish(h, NULL, 1),
+			RSMERR_BAD_ACL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_republish(h, acl, 1), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(h), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(h),
+			RSMERR_SEG_NOT_PUBLISHED);
+	CU_ASSERT_EQUAL(rsm_memseg_export_republish(h, acl, 1),
+			RSMERR_SEG_NOT_PUBLISHED);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(h), RSMERR_BAD_SEG_HNDL);
+	munmap(p, pg);
+}
+
+static void
+test_rebind_errors(void)
+{
+	uint8_t *p = region(4 * pg, PROT_READ | PROT_WRITE);
+	void *ro = region(pg, PROT_READ);
+	void *hole = region(pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t fixed = seg(p, pg, 0);
+	rsm_memseg_export_handle_t h = seg(p + pg, pg, RSM_ALLOW_REBIND);
+
+	munmap(hole, pg);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(NULL, p, 0, pg),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(fixed, p + 2 * pg, 0, pg),
+			RSMERR_REBIND_NOT_ALLOWED);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(h, p + 2 * pg, 0, 2 * pg),
+			RSMERR_BAD_LENGTH);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(h, NULL, 0, pg),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(h, p + 2 * pg + 8, 0, pg),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(h, p + 2 * pg, pg, pg),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(h, hole, 0, pg),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(h, ro, 0, pg),
+			RSMERR_PERM_DENIED);
+	CU_ASSERT_EQUAL(in_child(child_rebind, h), RSMERR_NOT_CREATOR);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(h, p + 2 * pg, 0, pg), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_rebind(h, p + 3 * pg, 0, pg), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(fixed), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h), 0);
+	munmap(p, 4 * pg);
+	munmap(ro, pg);
+}
+
+static void
+test_signal_timeout(void)
+{
+	void *p = region(pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t h = seg(p, pg, 0);
+
+	CU_ASSERT_EQUAL(rsm_intr_signal_wait(h, 50), RSMERR_TIMEOUT);
+	CU_ASSERT_EQUAL(rsm_intr_signal_wait(NULL, 50), RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h), 0);
+	munmap(p, pg);
+}
+
+static CU_TestInfo tests[] = {
+	{ "controller", test_controller },
+	{ "create errors", test_create_errors },
+	{ "destroy errors", test_destroy_errors },
+	{ "publish errors", test_publish_errors },
+	{ "generated ids", test_generated_ids },
+	{ "republish/unpublish errors", test_republish_unpublish_errors },
+	{ "rebind errors", test_rebind_errors },
+	{ "signal wait timeout", test_signal_timeout },
+	CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+	{ "rsm export", NULL, NULL, NULL, NULL, tests },
+	CU_SUITE_INFO_NULL,
+};
+
+int
+main(void)
+{
+	char dev[200];
+	unsigned int fails;
+
+	pg = (size_t)sysconf(_SC_PAGESIZE);
+	snprintf(dev, sizeof(dev),
+		 "net_memif0,role=server,socket=/tmp/dpdat-rsm-unit-%d.sock",
+		 (int)getpid());
+	setenv("DPDAT_RSM_DEVICE", dev, 1);
+	setenv("DPDAT_RSM_NODE", "1", 1);
+	setenv("DPDAT_RSM_NODES", "1=198.18.0.1,2=198.18.0.2", 1);
+	setenv("DPDAT_RSM_MAX_SEGMENT_SIZE", "16777216", 1);
+	setenv("DPDAT_RSM_TOTAL_EXPORT", "41943040", 1);
+	setenv("DPDAT_RSM_MAX_SEGMENTS", "4", 1);
+	if (rsm_get_controller("dpdat0", &ctl) != 0) {
+		fprintf(stderr, "no controller\n");
+		return 1;
+	}
+	if (CU_initialize_registry() != CUE_SUCCESS ||
+	    CU_register_suites(suites) != CUE_SUCCESS)
+		return 1;
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	fails = CU_get_number_of_failures();
+	CU_cleanup_registry();
+	unlink(dev + strlen("net_memif0,role=server,socket="));
+	_exit(fails != 0);
+}
