@@ -586,6 +586,15 @@ export_accept(struct rsm_ctlr *c, struct rsm_export *e,
 		free(ec);
 		return RSMERR_INSUFFICIENT_RESOURCES;
 	}
+	/* a resumed import's old connection, when its importer could not
+	 * end it (its QP broke first), goes now */
+	{
+		struct rsm_econn *o;
+
+		TAILQ_FOREACH(o, &e->conns, next)
+			if (o->ticket == ticket)
+				dpdat_cm_disconnect(o->cm, NULL, 0);
+	}
 	TAILQ_INSERT_TAIL(&e->conns, ec, next);
 	return 0;
 }

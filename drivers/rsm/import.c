@@ -74,12 +74,17 @@ import_close(struct rsm_import *m, int bye)
 		t0 = (double)rte_get_tsc_cycles() / rte_get_tsc_hz();
 		while ((double)rte_get_tsc_cycles() / rte_get_tsc_hz() - t0 < 3)
 			if (dpdat_cm_eq_wait(m->eq, &ev, 100) == 1 &&
+			    ev.conn == m->conn &&
 			    (ev.type == DPDAT_CM_DISCONNECTED ||
 			     ev.type == DPDAT_CM_BROKEN))
 				break;
 	}
 	dpdat_cm_conn_free(m->conn);
 	m->conn = NULL;
+	/* its events still queued would be taken for the next one's (which
+	 * may even get the same address) */
+	while (dpdat_cm_eq_poll(m->eq, &ev) == 1)
+		;
 	if (m->qp != NULL) {
 		struct dpdat_wc wc;
 
@@ -117,9 +122,16 @@ import_open(struct rsm_import *m, uint32_t op)
 		m->qp = NULL;
 		return RSMERR_INSUFFICIENT_RESOURCES;
 	}
-	memset(&ev, 0, sizeof(ev));
-	if (dpdat_cm_eq_wait(m->eq, &ev, 20000) != 1)
-		ev.type = DPDAT_CM_UNREACHABLE;
+	/* late events of an earlier connection of this import are not ours */
+	for (;;) {
+		memset(&ev, 0, sizeof(ev));
+		if (dpdat_cm_eq_wait(m->eq, &ev, 20000) != 1) {
+			ev.type = DPDAT_CM_UNREACHABLE;
+			break;
+		}
+		if (ev.conn == m->conn)
+			break;
+	}
 	memcpy(&rep, ev.private_data, sizeof(rep));
 	if (ev.type == DPDAT_CM_ESTABLISHED && rep.magic == RSM_WIRE_MAGIC &&
 	    rep.status == 0) {
@@ -150,8 +162,12 @@ import_open(struct rsm_import *m, uint32_t op)
 static int
 import_resume(struct rsm_import *m)
 {
+	int r;
+
 	import_close(m, 0);
-	if (import_open(m, RSM_OP_RESUME) != 0) {
+	r = import_open(m, RSM_OP_RESUME);
+	if (r != 0) {
+		RSM_LOG(INFO, "segment %#x: resume refused (%d)", m->segid, r);
 		m->dead = 1;
 		return RSMERR_CONN_ABORTED;
 	}
@@ -165,8 +181,9 @@ import_events(struct rsm_import *m)
 	struct dpdat_cm_event ev;
 
 	while (dpdat_cm_eq_poll(m->eq, &ev) == 1)
-		if (ev.type == DPDAT_CM_DISCONNECTED ||
-		    ev.type == DPDAT_CM_BROKEN)
+		if (ev.conn == m->conn &&
+		    (ev.type == DPDAT_CM_DISCONNECTED ||
+		     ev.type == DPDAT_CM_BROKEN))
 			m->broken = 1;
 }
 
