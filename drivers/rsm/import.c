@@ -72,7 +72,13 @@ import_close(struct rsm_import *m, int bye)
 	if (dpdat_cm_disconnect(m->conn, bye ? &q : NULL,
 				bye ? sizeof(q) : 0) == 0) {
 		t0 = (double)rte_get_tsc_cycles() / rte_get_tsc_hz();
-		while ((double)rte_get_tsc_cycles() / rte_get_tsc_hz() - t0 < 3)
+		/* a QP that broke on a refused access may have taken the
+		 * exporter's end with it (no DREP will come): do not wait
+		 * long then; the exporter ends it when the import resumes */
+		double limit = bye ? 3 : 0.3;
+
+		while ((double)rte_get_tsc_cycles() / rte_get_tsc_hz() - t0 <
+		       limit)
 			if (dpdat_cm_eq_wait(m->eq, &ev, 100) == 1 &&
 			    ev.conn == m->conn &&
 			    (ev.type == DPDAT_CM_DISCONNECTED ||
