@@ -666,8 +666,10 @@ rsm_export_conn_gone(struct rsm_ctlr *c, struct dpdat_cm_event *ev)
 					break;
 				}
 		}
-		dpdat_cm_conn_free(ec->cm);
-		dpdat_qp_free(ec->qp);
+		/* the QP goes only with its connection: the CM's timers
+		 * look at it while the connection lives */
+		if (dpdat_cm_conn_free(ec->cm) == 0)
+			dpdat_qp_free(ec->qp);
 		free(ec);
 		break;
 	}
