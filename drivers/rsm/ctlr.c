@@ -317,3 +317,68 @@ rsm_service(void *arg)
 	}
 	return NULL;
 }
+
+int
+rsm_get_interconnect_topology(rsm_topology_t **topology_data)
+{
+	struct rsm_ctlr cfg, *c = &rsm_ctlr0;
+	const char *name = getenv("DPDAT_RSM_CONTROLLER");
+	const char *cname = name != NULL ? name : "dpdat0";
+	rsm_connections_t *conn;
+	rsm_topology_t *t;
+	unsigned int i, n = 0;
+	int r = 0;
+
+	if (topology_data == NULL)
+		return RSMERR_BAD_TOPOLOGY_PTR;
+	pthread_mutex_lock(&c->lock);
+	if (!c->opened) {
+		/* the configuration alone, without opening the device */
+		memset(&cfg, 0, sizeof(cfg));
+		r = ctlr_configure(&cfg);
+		c = &cfg;
+	}
+	if (r != 0)
+		goto out;
+	t = calloc(1, sizeof(*t));
+	conn = calloc(1, sizeof(*conn) +
+		      c->n_nodes * sizeof(conn->remote_cntlr[0]));
+	if (t == NULL || conn == NULL) {
+		free(t);
+		free(conn);
+		r = RSMERR_INSUFFICIENT_MEM;
+		goto out;
+	}
+	t->topology_hdr.local_nodeid = c->node;
+	t->topology_hdr.local_cntlr_count = 1;
+	t->connections[0] = conn;
+	snprintf(conn->hdr.cntlr_name, sizeof(conn->hdr.cntlr_name), "%s",
+		 cname);
+	conn->hdr.local_hwaddr = rsm_node_ip(c, c->node);
+	for (i = 0; i < c->n_nodes; i++) {
+		rsm_remote_cntlr_t *rc = &conn->remote_cntlr[n];
+
+		if (c->nodes[i].id == c->node)
+			continue;
+		rc->remote_nodeid = c->nodes[i].id;
+		snprintf(rc->remote_cntlrname, sizeof(rc->remote_cntlrname),
+			 "%s", cname);
+		rc->remote_hwaddr = c->nodes[i].ip;
+		rc->connection_state = RSM_CONNECTION_ACTIVE;
+		n++;
+	}
+	conn->hdr.remote_cntlr_count = (int)n;
+	*topology_data = t;
+out:
+	pthread_mutex_unlock(&rsm_ctlr0.lock);
+	return r;
+}
+
+void
+rsm_free_interconnect_topology(rsm_topology_t *topology_data)
+{
+	if (topology_data == NULL)
+		return;
+	free(topology_data->connections[0]);
+	free(topology_data);
+}

@@ -206,6 +206,44 @@ typedef struct {
 #define RSM_IMPLICIT_SIGPOST		0x01
 #define RSM_SIGPOST_NO_ACCUMULATE	0x02
 
+/* Topology: this node, its controller, and the nodes of DPDAT_RSM_NODES
+ * (hardware address: the IPv4 address, network order). */
+#ifndef MAXNAMELEN
+#define MAXNAMELEN	256
+#endif
+#define RSM_CONNECTION_ACTIVE	3
+
+typedef struct rsm_topology_hdr {
+	rsm_node_id_t local_nodeid;
+	uint_t local_cntlr_count;
+} rsm_topology_hdr_t;
+
+typedef struct rsm_connections_hdr {
+	char cntlr_name[MAXNAMELEN];	/* <cntlr_type><unit> */
+	rsm_addr_t local_hwaddr;
+	int remote_cntlr_count;
+} rsm_connections_hdr_t;
+
+typedef struct rsm_remote_cntlr {
+	rsm_node_id_t remote_nodeid;
+	char remote_cntlrname[MAXNAMELEN];
+	rsm_addr_t remote_hwaddr;
+	uint_t connection_state;
+} rsm_remote_cntlr_t;
+
+typedef struct rsm_connection {
+	rsm_connections_hdr_t hdr;
+	rsm_remote_cntlr_t remote_cntlr[1];	/* remote_cntlr_count of them */
+} rsm_connections_t;
+
+typedef struct rsm_topology {
+	rsm_topology_hdr_t topology_hdr;
+	rsm_connections_t *connections[1];	/* local_cntlr_count of them */
+} rsm_topology_t;
+
+int rsm_get_interconnect_topology(rsm_topology_t **topology_data);
+void rsm_free_interconnect_topology(rsm_topology_t *topology_data);
+
 /* Controllers */
 int rsm_get_controller(char *name, rsmapi_controller_handle_t *controller);
 int rsm_get_controller_attr(rsmapi_controller_handle_t chdl,

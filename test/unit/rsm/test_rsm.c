@@ -6,6 +6,7 @@
  * lists for create, destroy, publish, republish, unpublish and rebind,
  * provoked for real on a controller whose memif has no peer. */
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,7 +356,31 @@ test_signal_timeout(void)
 	munmap(p, pg);
 }
 
+/* The node id and the peers, as DPDAT_RSM_NODE and DPDAT_RSM_NODES say. */
+static void
+test_topology(void)
+{
+	rsm_topology_t *t = NULL;
+	rsm_connections_t *c;
+
+	CU_ASSERT_EQUAL(rsm_get_interconnect_topology(NULL),
+			RSMERR_BAD_TOPOLOGY_PTR);
+	CU_ASSERT_EQUAL_FATAL(rsm_get_interconnect_topology(&t), 0);
+	CU_ASSERT_EQUAL(t->topology_hdr.local_nodeid, 1);
+	CU_ASSERT_EQUAL_FATAL(t->topology_hdr.local_cntlr_count, 1);
+	c = t->connections[0];
+	CU_ASSERT_STRING_EQUAL(c->hdr.cntlr_name, "dpdat0");
+	CU_ASSERT_EQUAL(c->hdr.local_hwaddr, htonl(0xc6120001));
+	CU_ASSERT_EQUAL_FATAL(c->hdr.remote_cntlr_count, 1);
+	CU_ASSERT_EQUAL(c->remote_cntlr[0].remote_nodeid, 2);
+	CU_ASSERT_EQUAL(c->remote_cntlr[0].remote_hwaddr, htonl(0xc6120002));
+	CU_ASSERT_EQUAL(c->remote_cntlr[0].connection_state,
+			RSM_CONNECTION_ACTIVE);
+	rsm_free_interconnect_topology(t);
+}
+
 static CU_TestInfo tests[] = {
+	{ "topology", test_topology },
 	{ "controller", test_controller },
 	{ "create errors", test_create_errors },
 	{ "destroy errors", test_destroy_errors },
