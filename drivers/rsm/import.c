@@ -743,6 +743,7 @@ rsm_intr_signal_post(void *im_memseg, uint_t flags)
 {
 	struct rsm_import *m = import_get(im_memseg);
 	struct dpdat_wc wc;
+	int s;
 
 	if (m == NULL)
 		return RSMERR_BAD_SEG_HNDL;
@@ -770,9 +771,12 @@ rsm_intr_signal_post(void *im_memseg, uint_t flags)
 			continue;
 		}
 		m->outstanding++;
-		if (import_wait(m, &wc) == DPDAT_WC_SUCCESS)
+		s = import_wait(m, &wc);
+		if (s == DPDAT_WC_SUCCESS)
 			return 0;
-		m->broken = 1;
+		m->broken = 1;	/* the next operation resumes the import */
+		if (s < 0)	/* the exporter took no signal for 10 s */
+			return RSMERR_TIMEOUT;
 	}
 	return RSMERR_CONN_ABORTED;
 }

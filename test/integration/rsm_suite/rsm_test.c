@@ -511,6 +511,12 @@ signals_server(void)
 	for (int i = 0; i < 3; i++)
 		EXPECT(rsm_intr_signal_wait(h, 10000), 0);
 	EXPECT(rsm_intr_signal_wait(h, 100), RSMERR_TIMEOUT);
+	/* six posted before any wait: the fifth and sixth wait for room */
+	step("burst");
+	usleep(500000);
+	for (int i = 0; i < 6; i++)
+		EXPECT(rsm_intr_signal_wait(h, 10000), 0);
+	EXPECT(rsm_intr_signal_wait(h, 100), RSMERR_TIMEOUT);
 	step("done");
 	EXPECT(rsm_memseg_export_destroy(h), 0);
 }
@@ -525,6 +531,9 @@ signals_client(void)
 	step("imported");
 	step("post");
 	for (int i = 0; i < 3; i++)
+		EXPECT(rsm_intr_signal_post(h, 0), 0);
+	step("burst");
+	for (int i = 0; i < 6; i++)
 		EXPECT(rsm_intr_signal_post(h, 0), 0);
 	step("done");
 	EXPECT(rsm_memseg_import_disconnect(h), 0);
