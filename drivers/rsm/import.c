@@ -157,9 +157,13 @@ import_open(struct rsm_import *m, uint32_t op)
 		r = RSMERR_SEG_NOT_PUBLISHED;	/* no RSM service there */
 	else
 		r = RSMERR_REMOTE_NODE_UNREACHABLE;
-	dpdat_cm_conn_free(m->conn);
+	/* a connection still trying keeps its QP: the CM's REQs read it */
+	if (dpdat_cm_conn_free(m->conn) == 0)
+		dpdat_qp_free(m->qp);
+	else
+		RSM_LOG(WARNING, "segment %#x: connection attempt leaked",
+			m->segid);
 	m->conn = NULL;
-	dpdat_qp_free(m->qp);
 	m->qp = NULL;
 	return r;
 }
