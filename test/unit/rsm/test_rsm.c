@@ -379,7 +379,54 @@ test_topology(void)
 	rsm_free_interconnect_topology(t);
 }
 
+/* Import-side checks made before anything goes on the wire. */
+static void
+test_import_args(void)
+{
+	rsm_memseg_import_handle_t im = (void *)&pg;
+	rsmapi_barrier_t bar;
+	rsm_barrier_mode_t mode;
+	rsm_scat_gath_t sg;
+	uint8_t b;
+	void *addr;
+
+	CU_ASSERT_EQUAL(rsm_memseg_import_connect(ctl, 2, 0x600000, 0, &im),
+			RSMERR_BAD_PERMS);
+	CU_ASSERT_EQUAL(rsm_memseg_import_connect(ctl, 2, 0x600000, 0777,
+						  &im), RSMERR_BAD_PERMS);
+	CU_ASSERT_EQUAL(rsm_memseg_import_connect(ctl, 99, 0x600000,
+						  RSM_PERM_READ, &im),
+			RSMERR_REMOTE_NODE_UNREACHABLE);
+	CU_ASSERT_EQUAL(rsm_memseg_import_connect(ctl, 2, 0x600000,
+						  RSM_PERM_READ, NULL),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_import_connect(NULL, 2, 0x600000,
+						  RSM_PERM_READ, &im),
+			RSMERR_BAD_CTLR_HNDL);
+	im = (void *)&pg;	/* not an import */
+	CU_ASSERT_EQUAL(rsm_memseg_import_get8(im, 0, &b, 1),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_import_put8(im, 0, &b, 1),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_import_map(im, &addr, RSM_MAP_NONE,
+					      RSM_PERM_READ, 0, 4096),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_import_disconnect(im), RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_import_init_barrier(im, RSM_BARRIER_SEGMENT,
+						       &bar),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_import_get_mode(im, &mode),
+			RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_intr_signal_post(im, 0), RSMERR_BAD_SEG_HNDL);
+	CU_ASSERT_EQUAL(rsm_memseg_import_close_barrier(NULL),
+			RSMERR_BAD_BARRIER_PTR);
+	memset(&sg, 0, sizeof(sg));
+	CU_ASSERT_EQUAL(rsm_memseg_import_getv(&sg), RSMERR_BAD_SGIO);
+	CU_ASSERT_EQUAL(rsm_memseg_import_putv(NULL), RSMERR_BAD_SGIO);
+}
+
 static CU_TestInfo tests[] = {
+	{ "import arguments", test_import_args },
 	{ "topology", test_topology },
 	{ "controller", test_controller },
 	{ "create errors", test_create_errors },
