@@ -74,8 +74,8 @@ lat_tests="write_lat read_lat send_lat"
 # PMTU + 4. The raw link runs these frames.
 pmtu=${BENCH_PMTU:-1024}
 case $pmtu in 256 | 512 | 1024 | 2048 | 4096) ;; *) echo "bench: BENCH_PMTU: 256 .. 4096" >&2; exit 2 ;; esac
-frame_for() { if [ "$1" -le $pmtu ]; then echo $(($1 + 74)); else echo $((pmtu + 58)); fi; }
-payload_for() { if [ "$1" -le $pmtu ]; then echo "$1"; else echo $pmtu; fi; }
+frame_for() { if [ "$1" -le "$pmtu" ]; then echo $(($1 + 74)); else echo $((pmtu + 58)); fi; }
+payload_for() { if [ "$1" -le "$pmtu" ]; then echo "$1"; else echo "$pmtu"; fi; }
 
 perf=$build/app/dpdat-perf/dpdat-perf
 [ -x "$perf" ] || devtools/build.sh "$build" >/dev/null
@@ -217,8 +217,10 @@ measure() {
 			continue
 		fi
 		cpu_others
-		[ "$others" -gt "$max_others" ] && [ $n -lt "$tries" ] &&
-			[ $again_used -lt "$again_secs" ] || break
+		if [ "$others" -le "$max_others" ] || [ $n -ge "$tries" ] ||
+		   [ $again_used -ge "$again_secs" ]; then
+			break
+		fi
 		echo "bench:   $what: others took ${others}% of the CPUs meanwhile: again"
 		again_used=$((again_used + SECONDS - t0))
 	done
@@ -230,7 +232,8 @@ perf_run() {
 	local tr=$1 t=$2 s=$3 name=$logs/$1-$2-$3 what unit
 	what=$(printf '%-9s %7s B %-10s' "$t" "$s" "$([ "$tr" = udp ] && echo "kernel udp" || echo dpdat)")
 	case $t in *_bw) unit="MiB/s" ;; *) unit="us" ;; esac
-	measure "$(echo $what)" "$name.log $name.server.log" perf_once "$@" "$name"
+	measure "$(tr -s ' ' <<<"$what")" "$name.log $name.server.log" \
+		perf_once "$@" "$name"
 	progress "$what ... $val $unit$(busy_note)"
 	printf 'perf\t%s\t%s\t%s\t%s\t%s\n' "$tr" "$t" "$s" "$name.json" "$others" >>"$res"
 }
@@ -280,11 +283,13 @@ done
 sockperf_once() {
 	local port=$((svc_base + nsvc)) srv rc=0
 	nsvc=$((nsvc + 1))
+	# shellcheck disable=SC2086 # $sp_opts: options, split
 	timeout $((sp_secs + 20)) sockperf server -i 127.0.0.1 -p $port $sp_opts \
 		</dev/null >"$2.server" 2>&1 &
 	srv=$!
 	BENCH_PIDS+=("$srv")
 	wait_udp $port 10 || sleep 0.5
+	# shellcheck disable=SC2086
 	timeout $((sp_secs + 15)) sockperf ping-pong -i 127.0.0.1 -p $port \
 		-m "$1" -t "$sp_secs" $sp_opts </dev/null >"$2" 2>&1 || rc=$?
 	wait_pid "$srv" 0

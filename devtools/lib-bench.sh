@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The dpdat authors
 #
@@ -6,8 +7,8 @@
 # median, and cleanup of the processes a script started (by pid only).
 
 BENCH_PIDS=()		# background processes to end on exit
-BENCH_PPS=0		# the results of bench_testpmd_pps: median,
-BENCH_PPS_MAX=0		# and best second
+# shellcheck disable=SC2034 # results for the scripts that source this
+BENCH_PPS=0 BENCH_PPS_MAX=0	# bench_testpmd_pps's: median, best second
 
 # Kill what we started and is still running; for an EXIT trap.
 bench_cleanup() {
@@ -61,7 +62,7 @@ bench_testpmd_pps() {
 	# crash when its peer goes) goes to its log, not to the terminal
 	{
 		timeout $((secs + 12)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
-			--file-prefix="$pre-rx" --vdev=net_memif0,role=server,socket=$sock \
+			--file-prefix="$pre-rx" --vdev="net_memif0,role=server,socket=$sock" \
 			-- --forward-mode=rxonly --auto-start --stats-period=1 \
 			--total-num-mbufs=16384 "$@" </dev/null >"$dir/tp-rx.log" 2>&1 &
 		rx=$!
@@ -69,7 +70,7 @@ bench_testpmd_pps() {
 		bench_wait_unix "$sock" 10 || sleep 1
 		sleep 0.2	# the port started after its socket
 		timeout $((secs + 1)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
-			--file-prefix="$pre-tx" --vdev=net_memif0,role=client,socket=$sock \
+			--file-prefix="$pre-tx" --vdev="net_memif0,role=client,socket=$sock" \
 			-- --forward-mode=txonly --auto-start --txpkts="$frame" \
 			--stats-period=1 --total-num-mbufs=16384 "$@" \
 			</dev/null >"$dir/tp-tx.log" 2>&1 || true
@@ -79,6 +80,7 @@ bench_testpmd_pps() {
 	bench_forget "$rx"
 	BENCH_PPS=$(grep -o 'Rx-pps: *[0-9]*' "$dir/tp-rx.log" |
 		awk '$2 > 0 { print $2 }' | bench_median)
+	# shellcheck disable=SC2034 # for bench.sh
 	BENCH_PPS_MAX=$(grep -o 'Rx-pps: *[0-9]*' "$dir/tp-rx.log" |
 		awk '$2 > m { m = $2 } END { print m + 0 }')
 	[ "$BENCH_PPS" -gt 0 ]
