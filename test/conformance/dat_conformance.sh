@@ -16,7 +16,8 @@
 #   trans-<op>        dapltest -T T -V, -w 8, -t 4 (op: sr rw rr mix)
 #   perf-<op>         dapltest -T P (op: rw rr)
 #   dtestcm           dtestcm, 1000 connections (its default)
-#   dtestsrq          dtestsrq (needs SRQs: the plug-in has none yet)
+#   dtestsrq          dtestsrq: its default run, then 8 EPs on one SRQ with
+#                     bursts of 4 three-packet messages
 set -u
 build=$(cd "$1" && pwd)
 case=$2
@@ -37,6 +38,21 @@ client_params="device=net_memif0,role=client,socket=$sock ipv4=198.18.0.2 mtu=42
 
 fail() {
 	echo "conformance $case: FAILED: $*"
+	# One more attempt, from scratch, and both verdicts are shown: DPDK
+	# 22.11's memif can crash a process whose peer exits while it polls
+	# (a known fragile point, see the RC engine guide). A failure that
+	# comes back is a failure.
+	if [ -z "${DPDAT_CONF_RETRY:-}" ]; then
+		for f in "$tmp"/*.log; do
+			[ -f "$f" ] || continue
+			echo "---- $(basename "$f") (last lines)"
+			grep -v -e '^EAL:' -e '^TELEMETRY:' "$f" | tail -8
+		done
+		echo "conformance $case: trying once more"
+		[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null
+		rm -rf "$tmp"
+		DPDAT_CONF_RETRY=1 exec "$0" "$build" "$case"
+	fi
 	for f in "$tmp"/*.log; do
 		[ -f "$f" ] || continue
 		echo "---- $(basename "$f") (last lines)"
@@ -63,11 +79,28 @@ no_problems() {
 	return 0
 }
 
+# Wait (30 s at most) until the server is ready: dapltest says so, dtest
+# and dtestcm listen on their TCP side channel (port 15828).
+server_ready() {
+	local i
+	for i in $(seq 300); do
+		kill -0 "$srv_pid" 2>/dev/null || return 1
+		case $1 in
+		dapltest) grep -q 'Service Point Ready' "$tmp/server.log" &&
+				return 0 ;;
+		dtest|dtestcm) ss -ltn 2>/dev/null | grep -q ':15828 ' &&
+				return 0 ;;
+		*) sleep 1; return 0 ;;
+		esac
+		sleep 0.1
+	done
+	return 1
+}
+
 start_server() {	# command...: in the background, logged
 	timeout 300 "$@" >"$tmp/server.log" 2>&1 &
 	srv_pid=$!
-	sleep 1
-	kill -0 "$srv_pid" 2>/dev/null || fail "the server did not start"
+	server_ready "$1" || fail "the server did not start"
 }
 
 # dapltest servers stop on a quit request from a client
@@ -184,12 +217,24 @@ dtestcm)
 	grep -h -i 'connections' "$tmp/client.log" | tail -3
 	;;
 dtestsrq)
-	start_server dtestsrq -P dpdat0 -s
-	DPDAT_DAT_PARAMS=$client_params timeout 120 dtestsrq -P dpdat0 \
-		-h 127.0.0.1 >"$tmp/client.log" 2>&1 ||
-		fail "dtestsrq client exit status $?"
-	wait "$srv_pid" || fail "dtestsrq server exit status $?"
-	srv_pid=
+	# no side channel: the client connects to the address it is given.
+	# dtestsrq exits 0 whatever happens: its last line is the verdict.
+	for args in "" "-c 8 -B 4 -t 5 -b 10000"; do
+		# shellcheck disable=SC2086
+		start_server dtestsrq -P dpdat0 -s $args
+		# shellcheck disable=SC2086
+		DPDAT_DAT_PARAMS=$client_params timeout 120 dtestsrq \
+			-P dpdat0 -h $server_ip $args >"$tmp/client.log" 2>&1 ||
+			fail "dtestsrq $args: client exit status $?"
+		wait "$srv_pid" || fail "dtestsrq $args: server exit status $?"
+		srv_pid=
+		for s in client server; do
+			grep -q 'DAPL RC SRQ Test Complete' "$tmp/$s.log" ||
+				fail "dtestsrq $args: the $s did not complete"
+		done
+		no_problems
+		grep -h 'Running\|CONNECTED\|Complete' "$tmp/client.log"
+	done
 	;;
 *)
 	echo "usage: $0 <build dir> <case>"; exit 2 ;;
