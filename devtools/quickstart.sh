@@ -5,7 +5,7 @@
 # Quick start: install what is needed, build, run the demos: the
 # memory-registration walk-through (dpdat-demo mr), then two dpdat-testpmd
 # processes over a memif pair doing verified RDMA and a 5-second stream
-# (devtools/demo.sh).
+# (devtools/demo.sh), then the RSMAPI example pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 devtools/setup.sh
@@ -13,4 +13,9 @@ devtools/build.sh build
 echo
 build/app/dpdat-demo/dpdat-demo mr
 echo
-exec devtools/demo.sh build
+devtools/demo.sh build
+echo
+# RSMAPI: an exporter publishes a segment, an importer reads and writes it
+# over RDMA and signals (app/rsm-demo, doc/guides/rsm.md)
+exec test/integration/rsm_suite/demo.sh build/app/rsm-demo/rsm-exporter \
+	build/app/rsm-demo/rsm-importer
