@@ -351,9 +351,12 @@ send_req(struct dpdat_cm_conn *c)
 	struct dpdat_port *port = c->cm->dev->port;
 	struct dpdat_qp *qp = c->qp;
 	struct rte_mbuf *m;
-	uint8_t *p = mad_start(c->cm, &m, CM_ATTR_REQ, c->tid);
+	uint8_t *p;
 	uint16_t pmtu = 4096;
 
+	if (qp == NULL)
+		return;		/* freed meanwhile (cm_qp_gone) */
+	p = mad_start(c->cm, &m, CM_ATTR_REQ, c->tid);
 	if (p == NULL)
 		return;
 	while (pmtu + 64 > port->mtu && pmtu > 256)
@@ -385,8 +388,11 @@ static void
 send_rep(struct dpdat_cm_conn *c)
 {
 	struct rte_mbuf *m;
-	uint8_t *p = mad_start(c->cm, &m, CM_ATTR_REP, c->tid);
+	uint8_t *p;
 
+	if (c->qp == NULL)
+		return;		/* freed meanwhile (cm_qp_gone) */
+	p = mad_start(c->cm, &m, CM_ATTR_REP, c->tid);
 	if (p == NULL)
 		return;
 	cm_put32(p, REP_LOCAL_ID, c->local_id);
@@ -581,6 +587,25 @@ cm_progress(struct dpdat_dev *dev, uint64_t now)
 	pthread_mutex_unlock(&cm->lock);
 }
 
+/* A QP goes (dpdat_qp_free(), engine held): a connection that still names
+ * it (its application freed the QP before the connection, which stays
+ * until the peer answers a disconnect, or as a zombie) forgets it, so that
+ * a late DREQ or a timer never touches freed memory. */
+void
+cm_qp_gone(struct dpdat_dev *dev, struct dpdat_qp *qp)
+{
+	struct cm_dev *cm = dev->cm;
+	struct dpdat_cm_conn *c;
+
+	if (cm == NULL)
+		return;
+	pthread_mutex_lock(&cm->lock);
+	TAILQ_FOREACH(c, &cm->conns, next)
+		if (c->qp == qp)
+			c->qp = NULL;
+	pthread_mutex_unlock(&cm->lock);
+}
+
 /* ---- receiving (engine only) ---- */
 
 static struct dpdat_cm_conn *
@@ -715,7 +740,7 @@ on_rep(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 	c->remote.max_rd_atomic = RTE_MIN(p[REP_RR], (uint8_t)RC_MAX_RD);
 	if (c->remote.max_rd_atomic == 0)
 		c->remote.max_rd_atomic = 1;
-	if (rc_qp_remote_check(c->qp, &c->remote) != 0 ||
+	if (c->qp == NULL || rc_qp_remote_check(c->qp, &c->remote) != 0 ||
 	    c->qp->state != DPDAT_QPS_INIT) {
 		conn_close(c, DPDAT_CM_REJECTED, NULL, 0,
 			   DPDAT_CM_REJ_CONSUMER);
@@ -727,7 +752,13 @@ on_rep(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 	rc_qp_set_remote(c->qp, &c->remote);	/* engine held */
 	c->state = CS_ESTABLISHED;
 	c->plen = 0;
-	schedule(c, CM_ATTR_RTU);
+	/* the RTU leaves now, ahead of whatever the application does once
+	 * it sees ESTABLISHED: a DREQ of an older connection, sent by the
+	 * timer pass in list order, must not overtake it (the peer would
+	 * see that disconnection before this establishment; dtestcm counts
+	 * its events and waited forever for one) */
+	c->pending = 0;
+	send_simple(c, CM_ATTR_RTU);
 	post_event(c->eq, DPDAT_CM_ESTABLISHED, c, NULL, p + REP_PDATA,
 		   REP_PDATA_LEN, 0);
 }

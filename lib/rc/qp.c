@@ -399,6 +399,7 @@ dpdat_qp_free(struct dpdat_qp *qp)
 					 (qp->sq_size - 1)],
 					 DPDAT_WC_WR_FLUSH_ERR);
 	}
+	cm_qp_gone(dev, qp);	/* a connection may outlive its QP */
 	dev->qps[qp->qpn - RC_QPN_BASE] = NULL;
 	if (qp->on_ack_list) {
 		struct dpdat_qp **pp = &dev->ack_list;

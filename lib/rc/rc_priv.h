@@ -301,6 +301,8 @@ void cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
 	      const struct roce_bth *bth, unsigned int off,
 	      unsigned int paylen);
 void cm_progress(struct dpdat_dev *dev, uint64_t now);
+/* dpdat_qp_free(), engine held: connections naming qp forget it. */
+void cm_qp_gone(struct dpdat_dev *dev, struct dpdat_qp *qp);
 
 /* zc.c */
 void rc_zc_start(struct dpdat_qp *qp, struct rc_swqe *w);

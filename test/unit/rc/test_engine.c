@@ -25,7 +25,9 @@
 #include <rte_udp.h>
 
 #include <dpdat/dpdat.h>
+#include <dpdat/dpdat_cm.h>
 #include <dpdat/dpdat_qp.h>
+#include "cm_wire.h"
 #include "port_priv.h"
 #include "rc_priv.h"
 
@@ -800,7 +802,187 @@ test_srq_free_flush_limit(void)
 		;
 }
 
+/* ---- a connection that outlives its QP ---- */
+
+/* The next event of eq, running both engines meanwhile; its type or 0. */
+static int
+cm_next(struct dpdat_cm_eq *eq, struct dpdat_cm_event *ev, int iters)
+{
+	for (int i = 0; i < iters; i++) {
+		if (dpdat_cm_eq_poll(eq, ev) == 1)
+			return (int)ev->type;
+		run(1);
+	}
+	return 0;
+}
+
+/* An application frees its QP while the connection still waits for the
+ * peer's answer to a disconnect, and the peer's own DREQ crosses ours: the
+ * connection forgets the QP (the DREQ must not break a freed QP). */
+static void
+test_conn_outlives_qp(void)
+{
+	struct dpdat_cm_eq *ea = dpdat_cm_eq_create(A.dev, 64);
+	struct dpdat_cm_eq *eb = dpdat_cm_eq_create(B.dev, 64);
+	struct dpdat_qp_conf qc = { .max_send_wr = 16, .max_recv_wr = 16 };
+	struct dpdat_cm_listener *l;
+	struct dpdat_cm_conn *ca, *cb;
+	struct dpdat_cm_event ev;
+	struct dpdat_qp *qa, *qb;
+
+	CU_ASSERT_FATAL(ea != NULL && eb != NULL);
+	l = dpdat_cm_listen(B.dev, 4711, eb);
+	CU_ASSERT_FATAL(l != NULL);
+	qc.pz = A.pz;
+	qc.send_cq = qc.recv_cq = A.cq;
+	qa = dpdat_qp_create(A.dev, &qc);
+	qc.pz = B.pz;
+	qc.send_cq = qc.recv_cq = B.cq;
+	qb = dpdat_qp_create(B.dev, &qc);
+	CU_ASSERT_FATAL(qa != NULL && qb != NULL);
+	ca = dpdat_cm_connect(qa, B.pi.ipv4, 4711, NULL, 0, ea);
+	CU_ASSERT_FATAL(ca != NULL);
+	CU_ASSERT_FATAL(cm_next(eb, &ev, 200000) == DPDAT_CM_CONNECT_REQUEST);
+	cb = ev.conn;
+	CU_ASSERT_FATAL(dpdat_cm_accept(cb, qb, NULL, 0, eb) == 0);
+	CU_ASSERT_FATAL(cm_next(ea, &ev, 200000) == DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_FATAL(cm_next(eb, &ev, 200000) == DPDAT_CM_ESTABLISHED);
+	/* both ends disconnect at once: the DREQs cross */
+	CU_ASSERT(dpdat_cm_disconnect(ca, NULL, 0) == 0);
+	CU_ASSERT(dpdat_cm_disconnect(cb, NULL, 0) == 0);
+	CU_ASSERT(dpdat_qp_free(qa) == 0);
+	CU_ASSERT_PTR_NULL(dpdat_cm_conn_qp(ca));
+	CU_ASSERT_PTR_EQUAL(dpdat_cm_conn_qp(cb), qb);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, 200000), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, 200000), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT(dpdat_cm_conn_free(ca) == 0);
+	CU_ASSERT(dpdat_cm_conn_free(cb) == 0);
+	CU_ASSERT(dpdat_qp_free(qb) == 0);
+	CU_ASSERT(dpdat_cm_listen_free(l) == 0);
+	run(10);
+	while (dpdat_cq_poll(A.cq, &(struct dpdat_wc){ 0 }, 1) > 0 ||
+	       dpdat_cq_poll(B.cq, &(struct dpdat_wc){ 0 }, 1) > 0)
+		;
+	CU_ASSERT(dpdat_cm_eq_free(ea) == 0);
+	CU_ASSERT(dpdat_cm_eq_free(eb) == 0);
+}
+
+/* The CM attribute of a QP1 frame, or 0. */
+static uint16_t
+mad_attr(const struct rte_mbuf *m)
+{
+	struct roce_bth bth;
+	uint8_t mad[CM_HDR_LEN];
+
+	rc_mbuf_copy(m, PORT_HDR_LEN, (uint8_t *)&bth, sizeof(bth));
+	if (roce_bth_qpn(&bth) != 1)
+		return 0;
+	rc_mbuf_copy(m, PORT_HDR_LEN + sizeof(bth) + 8, mad, sizeof(mad));
+	return (uint16_t)(mad[16] << 8 | mad[17]);
+}
+
+/* The RTU of a connection leaves before anything its ESTABLISHED event
+ * lets the application do: A sees connection 2 established and at once
+ * disconnects connection 1; B must get the RTU of 2 before the DREQ of 1
+ * (dtestcm, which counts its events, waited forever otherwise). */
+static void
+test_rtu_before_dreq(void)
+{
+	struct dpdat_cm_eq *ea = dpdat_cm_eq_create(A.dev, 64);
+	struct dpdat_cm_eq *eb = dpdat_cm_eq_create(B.dev, 64);
+	struct dpdat_qp_conf qc = { .max_send_wr = 16, .max_recv_wr = 16 };
+	struct dpdat_cm_conn *ca[2], *cb[2];
+	struct rte_mbuf *pkts[16], *rep2 = NULL;
+	struct dpdat_cm_listener *l;
+	struct dpdat_cm_event ev;
+	struct dpdat_qp *qa[2], *qb[2];
+	int rtu = -1, dreq = -1, reps = 0, i;
+	unsigned int n, k;
+
+	CU_ASSERT_FATAL(ea != NULL && eb != NULL);
+	l = dpdat_cm_listen(B.dev, 4712, eb);
+	CU_ASSERT_FATAL(l != NULL);
+	for (i = 0; i < 2; i++) {
+		qc.pz = A.pz;
+		qc.send_cq = qc.recv_cq = A.cq;
+		qa[i] = dpdat_qp_create(A.dev, &qc);
+		qc.pz = B.pz;
+		qc.send_cq = qc.recv_cq = B.cq;
+		qb[i] = dpdat_qp_create(B.dev, &qc);
+		CU_ASSERT_FATAL(qa[i] != NULL && qb[i] != NULL);
+		ca[i] = dpdat_cm_connect(qa[i], B.pi.ipv4, 4712, NULL, 0, ea);
+		CU_ASSERT_FATAL(ca[i] != NULL);
+		CU_ASSERT_FATAL(cm_next(eb, &ev, 200000) ==
+				DPDAT_CM_CONNECT_REQUEST);
+		cb[i] = ev.conn;
+	}
+	/* B accepts both and sends its REPs; A takes the first now */
+	for (i = 0; i < 2; i++)
+		CU_ASSERT_FATAL(dpdat_cm_accept(cb[i], qb[i], NULL, 0, eb) == 0);
+	for (i = 0; i < 10; i++)
+		dpdat_dev_progress(B.dev);
+	n = rte_ring_dequeue_burst(b2a, (void **)pkts, 16, NULL);
+	for (k = 0; k < n; k++) {
+		if (mad_attr(pkts[k]) == CM_ATTR_REP && reps++ == 1) {
+			rep2 = pkts[k];		/* the second: held back */
+			continue;
+		}
+		CU_ASSERT(rte_ring_enqueue(b2a, pkts[k]) == 0);
+	}
+	CU_ASSERT_FATAL(rep2 != NULL);
+	CU_ASSERT_FATAL(cm_next(ea, &ev, 200000) == DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, ca[0]);
+	run(10);
+	while (rte_ring_count(a2b) != 0 || rte_ring_count(b2a) != 0)
+		run(1);
+	/* the second REP arrives; the application reacts before the engine
+	 * runs again (an engine thread does not wait for it: polling here
+	 * would run the engine first) */
+	rc_lock_engine(A.dev);
+	rc_dispatch(A.dev, rep2);
+	rc_unlock_engine(A.dev);
+	CU_ASSERT(dpdat_cm_disconnect(ca[0], NULL, 0) == 0);
+	dpdat_dev_progress(A.dev);
+	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 16, NULL);
+	for (k = 0; k < n; k++) {
+		if (mad_attr(pkts[k]) == CM_ATTR_RTU && rtu < 0)
+			rtu = (int)k;
+		if (mad_attr(pkts[k]) == CM_ATTR_DREQ && dreq < 0)
+			dreq = (int)k;
+	}
+	CU_ASSERT(rtu >= 0 && dreq >= 0);
+	CU_ASSERT(rtu < dreq);
+	CU_ASSERT_EQUAL(rte_ring_enqueue_bulk(a2b, (void **)pkts, n, NULL), n);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, 10), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, ca[1]);
+	/* B: established, then disconnected, as A did them */
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, 200000), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, 200000), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, cb[1]);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, 200000), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, cb[0]);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, 200000), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT(dpdat_cm_disconnect(ca[1], NULL, 0) == 0);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, 200000), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, 200000), DPDAT_CM_DISCONNECTED);
+	for (i = 0; i < 2; i++) {
+		CU_ASSERT(dpdat_cm_conn_free(ca[i]) == 0);
+		CU_ASSERT(dpdat_cm_conn_free(cb[i]) == 0);
+		CU_ASSERT(dpdat_qp_free(qa[i]) == 0);
+		CU_ASSERT(dpdat_qp_free(qb[i]) == 0);
+	}
+	CU_ASSERT(dpdat_cm_listen_free(l) == 0);
+	run(10);
+	while (dpdat_cq_poll(A.cq, &(struct dpdat_wc){ 0 }, 1) > 0 ||
+	       dpdat_cq_poll(B.cq, &(struct dpdat_wc){ 0 }, 1) > 0)
+		;
+	CU_ASSERT(dpdat_cm_eq_free(ea) == 0);
+	CU_ASSERT(dpdat_cm_eq_free(eb) == 0);
+}
+
 CU_TestInfo rc_engine_tests[] = {
+	{ "CM: the RTU goes before a later DREQ", test_rtu_before_dreq },
+	{ "a connection outlives its QP", test_conn_outlives_qp },
 	{ "SRQ: two QPs, single and multi-packet", test_srq_two_qps },
 	{ "SRQ: a message keeps its WQE", test_srq_interleaved },
 	{ "SRQ: RNR NAK when empty", test_srq_rnr },
