@@ -52,6 +52,8 @@
 #define DD_MAX_RDMA_SIZE	(64u << 20)
 #define DD_MAX_RDMA_READ_IN	16
 #define DD_MAX_PDATA		DPDAT_CM_REQ_PDATA_MAX	/* the smallest */
+#define DD_MAX_SRQ		256	/* per process (srq.c table) */
+#define DD_MAX_SRQ_DTOS		16384	/* per SRQ */
 #define DD_IA_ADDRESS_PORT	0
 
 enum dd_type {
@@ -104,6 +106,10 @@ struct dd_ia {
 	char name[DAT_NAME_MAX_LENGTH];
 	DAT_SOCK_ADDR addr __attribute__((aligned(8)));	/* sockaddr_in */
 	uint32_t ipv4;			/* network order */
+	/* provider-specific attributes (ia.c): DAT_IB_TRANSPORT_MTU is the
+	 * path MTU the connections of this IA use */
+	char mtu_str[8];
+	DAT_NAMED_ATTR specific[3];
 };
 
 /* The IA handle the consumer holds for ours (the registry swaps them):
@@ -202,6 +208,9 @@ struct dd_ep {
 	struct dpdat_qp *qp;
 	struct dpdat_cm_conn *conn;
 	struct dd_wr_queue sq, rq;
+	uint32_t qpn;			/* of qp, for dd_ep_of_qpn() */
+	struct dd_ep *qpn_next;		/* in ep.c's qpn map (SRQ EPs) */
+	DAT_COUNT hard_hw;		/* ep_set_watermark (SRQ EPs) */
 	uint8_t pdata[DPDAT_CM_DREQ_PDATA_MAX];	/* the peer's last */
 	uint16_t pdata_len;
 	DAT_SOCK_ADDR remote __attribute__((aligned(8)));
@@ -227,10 +236,25 @@ struct dd_cr {
 	uint16_t pdata_len;
 };
 
+/* A shared receive queue: a dpdat SRQ plus the records of its posted
+ * receives. Completions of one SRQ arrive in any order (on the CQs of
+ * the EPs that took them, a long message finishing after a short one), so
+ * a record lives in a slot taken from a free list, not in a ring. */
 struct dd_srq {
 	struct dd_obj h;
+	pthread_mutex_t lock;		/* a leaf: taken under EVD locks */
 	struct dd_pz *pz;
-	DAT_SRQ_PARAM param;
+	struct dpdat_srq *srq;
+	DAT_SRQ_PARAM param;		/* max_recv_dtos: the DAT limit */
+	int index;			/* in srq.c's table, for wr_ids */
+	uint32_t gen;			/* incarnation, for wr_ids */
+	uint32_t users;			/* EPs (atomic) */
+	uint32_t size;			/* slots: the native capacity */
+	struct dd_wr *wr;		/* records, by slot */
+	uint32_t *free_slot;		/* stack of free slots */
+	uint32_t nfree;
+	uint32_t outstanding;		/* posted, not completed */
+	bool lw_armed;			/* low watermark set, not reported */
 };
 
 /* Event conversion, called by the EVD for what its native sources hold.
@@ -240,6 +264,37 @@ struct dd_srq {
 bool dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev);
 bool dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 		 DAT_EVENT *ev);
+
+/* An event the consumer took from an EVD (dequeue, wait), with no lock
+ * held: the SRQ's asynchronous events follow from it (srq.c). */
+void dd_srq_event_taken(const DAT_EVENT *ev);
+
+/* ---- work request ids (ep.c, srq.c) ----
+ *     wr_id = index << 48 | generation << 16 | slot
+ * index: EPs 0 .. DD_MAX_EP - 1, SRQs DD_MAX_EP + their table index. */
+#define DD_WR_SLOT_BITS		16
+#define DD_WR_GEN_BITS		32
+#define DD_WR_ID(index, gen, slot) \
+	((uint64_t)(index) << (DD_WR_GEN_BITS + DD_WR_SLOT_BITS) | \
+	 (uint64_t)(uint32_t)(gen) << DD_WR_SLOT_BITS | (uint64_t)(slot))
+#define DD_WR_INDEX(id)		((id) >> (DD_WR_GEN_BITS + DD_WR_SLOT_BITS))
+#define DD_WR_GEN(id)		((uint32_t)((id) >> DD_WR_SLOT_BITS))
+#define DD_WR_SLOT(id)		((uint32_t)((id) & ((1u << DD_WR_SLOT_BITS) - 1)))
+
+/* The DAT status of a native completion status (ep.c). */
+DAT_DTO_COMPLETION_STATUS dd_dto_status(enum dpdat_wc_status s);
+/* An SRQ's completion (index >= DD_MAX_EP), for dd_dto_event() (srq.c). */
+bool dd_srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc,
+		      DAT_EVENT *ev);
+/* The EP whose QP of ia's device is qpn, among the EPs on an SRQ; NULL
+ * when none (ep.c). */
+struct dd_ep *dd_ep_of_qpn(const struct dd_ia *ia, uint32_t qpn);
+/* An EP on the SRQ comes (1) or goes (-1) (srq.c). */
+void dd_srq_use(struct dd_srq *srq, int d);
+/* Scatter list of a DAT iov: at most max entries, total at most
+ * DD_MAX_RDMA_SIZE (ep.c). */
+DAT_RETURN dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
+		      struct dpdat_sge *sge, DAT_SEG_LENGTH *total);
 
 /* ---- helpers ---- */
 

@@ -8,8 +8,11 @@
  *
  * A posted WR is recorded in the EP's send or receive queue (cookie,
  * length, operation); its wr_id names the EP (its index in a table), the
- * incarnation of its QP and the slot:
- *     wr_id = index << 43 | generation << 11 | slot     (slot < 2048)
+ * incarnation of its QP and the slot (DD_WR_ID(), dd.h):
+ *     wr_id = index << 48 | generation << 16 | slot
+ * Receives of an EP on a shared receive queue are the SRQ's (srq.c): their
+ * wr_ids have indices from DD_MAX_EP up, and the EP of their completion is
+ * found from the QP number (dd_ep_of_qpn(), a small map of SRQ EPs).
  * Generations come from one process-wide 32-bit counter, so a completion
  * that arrives after its EP was freed, reset, or its memory recycled for
  * another EP (obj.c reuses retired objects) matches nothing and is
@@ -32,13 +35,15 @@
 #include "dd_calls.h"
 #include "dd_ep.h"
 
-#define WR_SLOT_BITS	11
-#define WR_GEN_BITS	32
 #define EP_TABLE_SIZE	DD_MAX_EP
+#define QPN_BUCKETS	256
 
 static struct dd_ep *ep_table[EP_TABLE_SIZE];
 static pthread_mutex_t ep_table_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t next_gen;
+/* SRQ EPs by QP number (and IA: two devices may hand out the same
+ * number), under ep_table_lock, a leaf taken under EVD locks */
+static struct dd_ep *qpn_map[QPN_BUCKETS];
 
 /* A table index for a new EP; -1 when all are taken. */
 static int
@@ -61,6 +66,44 @@ ep_index_put(struct dd_ep *ep)
 	pthread_mutex_lock(&ep_table_lock);
 	ep_table[ep->index] = NULL;
 	pthread_mutex_unlock(&ep_table_lock);
+}
+
+static void
+qpn_map_add(struct dd_ep *ep)
+{
+	struct dd_ep **b = &qpn_map[ep->qpn % QPN_BUCKETS];
+
+	pthread_mutex_lock(&ep_table_lock);
+	ep->qpn_next = *b;
+	*b = ep;
+	pthread_mutex_unlock(&ep_table_lock);
+}
+
+static void
+qpn_map_del(struct dd_ep *ep)
+{
+	struct dd_ep **pp = &qpn_map[ep->qpn % QPN_BUCKETS];
+
+	pthread_mutex_lock(&ep_table_lock);
+	while (*pp != NULL && *pp != ep)
+		pp = &(*pp)->qpn_next;
+	if (*pp != NULL)
+		*pp = ep->qpn_next;
+	ep->qpn_next = NULL;
+	pthread_mutex_unlock(&ep_table_lock);
+}
+
+struct dd_ep *
+dd_ep_of_qpn(const struct dd_ia *ia, uint32_t qpn)
+{
+	struct dd_ep *ep;
+
+	pthread_mutex_lock(&ep_table_lock);
+	for (ep = qpn_map[qpn % QPN_BUCKETS]; ep != NULL; ep = ep->qpn_next)
+		if (ep->qpn == qpn && ep->h.ia == ia)
+			break;
+	pthread_mutex_unlock(&ep_table_lock);
+	return ep;
 }
 
 static const DAT_EP_ATTR ep_defaults = {
@@ -132,6 +175,7 @@ qp_renew(struct dd_ep *ep)
 {
 	struct dpdat_qp_conf qc = { 0 };
 	const DAT_EP_ATTR *a = &ep->param.ep_attr;
+	struct dpdat_qp_info qi;
 
 	if (ep->conn != NULL) {
 		dd_conn_forget(ep->conn);
@@ -140,18 +184,23 @@ qp_renew(struct dd_ep *ep)
 		ep->conn = NULL;
 	}
 	if (ep->qp != NULL) {
+		if (ep->srq != NULL)
+			qpn_map_del(ep);
 		dpdat_qp_free(ep->qp);
 		ep->qp = NULL;
 	}
 	ep->gen = __atomic_add_fetch(&next_gen, 1, __ATOMIC_RELAXED);
 	if (ep->pz == NULL || ep->req_evd == NULL || ep->recv_evd == NULL)
 		return DAT_SUCCESS;	/* unconfigured: no QP yet */
+	/* with an SRQ the receive queue is the SRQ's (no records here) */
 	if (wq_init(&ep->sq, (uint32_t)a->max_request_dtos) != 0 ||
-	    wq_init(&ep->rq, (uint32_t)a->max_recv_dtos) != 0)
+	    wq_init(&ep->rq, ep->srq != NULL ? 1 :
+		    (uint32_t)a->max_recv_dtos) != 0)
 		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY;
 	qc.pz = ep->pz->pz;
 	qc.send_cq = ep->req_evd->cq;
 	qc.recv_cq = ep->recv_evd->cq;
+	qc.srq = ep->srq != NULL ? ep->srq->srq : NULL;
 	/* the EP's own rings enforce the DAT limits; the native queues are
 	 * twice as deep, so that they never refuse what the EP admitted
 	 * (dapltest -T P posts exactly max_request_dtos) */
@@ -160,6 +209,11 @@ qp_renew(struct dd_ep *ep)
 	ep->qp = dpdat_qp_create(ep->h.ia->dev, &qc);
 	if (ep->qp == NULL)
 		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
+	if (ep->srq != NULL) {
+		dpdat_qp_query(ep->qp, &qi);
+		ep->qpn = qi.qpn;
+		qpn_map_add(ep);
+	}
 	return DAT_SUCCESS;
 }
 
@@ -169,13 +223,15 @@ configured(const struct dd_ep *ep)
 	return ep->qp != NULL && ep->conn_evd != NULL;
 }
 
+/* With an SRQ, max_recv_dtos is not the EP's to use (the SRQ's is). */
 static DAT_RETURN
-check_attr(const DAT_EP_ATTR *a)
+check_attr(const DAT_EP_ATTR *a, bool srq)
 {
 	if (a->service_type != DAT_SERVICE_TYPE_RC ||
 	    a->max_message_size > DD_MAX_RDMA_SIZE ||
 	    a->max_rdma_size > DD_MAX_RDMA_SIZE ||
-	    a->max_recv_dtos < 0 || a->max_recv_dtos > DD_MAX_DTOS ||
+	    (!srq && (a->max_recv_dtos < 0 ||
+		      a->max_recv_dtos > DD_MAX_DTOS)) ||
 	    a->max_request_dtos < 1 || a->max_request_dtos > DD_MAX_DTOS ||
 	    a->max_recv_iov < 0 || a->max_recv_iov > DD_MAX_IOV ||
 	    a->max_request_iov < 0 || a->max_request_iov > DD_MAX_IOV ||
@@ -241,26 +297,29 @@ param_sync(struct dd_ep *ep)
 	p->srq_handle = ep->srq;
 }
 
-DAT_RETURN DAT_API
-dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
-	     DAT_EVD_HANDLE reqh, DAT_EVD_HANDLE connh, const DAT_EP_ATTR *attr,
-	     DAT_EP_HANDLE *out)
+/* ep_create and ep_create_with_srq; bad attributes are argument attr_arg,
+ * a NULL out argument attr_arg + 1. */
+static DAT_RETURN
+ep_new(struct dd_ia *ia, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
+       DAT_EVD_HANDLE reqh, DAT_EVD_HANDLE connh, struct dd_srq *srq,
+       const DAT_EP_ATTR *attr, DAT_RETURN attr_arg, DAT_EP_HANDLE *out)
 {
-	struct dd_ia *ia = dd_obj_get(iah, DD_IA);
 	struct dd_pz *pz;
 	struct dd_evd *recv, *req, *conn;
 	struct dd_ep *ep;
 	DAT_RETURN ret;
 
-	if (ia == NULL)
-		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_IA);
 	ret = lookup(pzh, recvh, reqh, connh, &pz, &recv, &req, &conn);
 	if (ret != DAT_SUCCESS)
 		return ret;
-	if (attr != NULL && check_attr(attr) != DAT_SUCCESS)
-		return DD_BAD_PARAM(DAT_INVALID_ARG6);
+	/* the engine checks an SRQ receive's keys with the PZ of the EP
+	 * that takes it: they must be the SRQ's */
+	if (srq != NULL && pz != NULL && pz != srq->pz)
+		return DD_BAD_PARAM(DAT_INVALID_ARG2);
+	if (attr != NULL && check_attr(attr, srq != NULL) != DAT_SUCCESS)
+		return DD_BAD_PARAM(attr_arg);
 	if (out == NULL)
-		return DD_BAD_PARAM(DAT_INVALID_ARG7);
+		return DD_BAD_PARAM(attr_arg + 1);
 	ep = dd_obj_new(ia, DD_EP, sizeof(*ep));
 	if (ep == NULL)
 		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY;
@@ -275,6 +334,12 @@ dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 	ep->recv_evd = recv;
 	ep->req_evd = req;
 	ep->conn_evd = conn;
+	ep->srq = srq;
+	ep->hard_hw = DAT_WATERMARK_INFINITE;
+	if (srq != NULL) {
+		ep->param.ep_attr.max_recv_dtos = 0;	/* the SRQ's */
+		ep->param.ep_attr.srq_soft_hw = DAT_WATERMARK_INFINITE;
+	}
 	ep->remote.sa_family = AF_INET;
 	ret = qp_renew(ep);
 	if (ret != DAT_SUCCESS) {
@@ -285,6 +350,8 @@ dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 		dd_obj_free(ep);
 		return ret;
 	}
+	if (srq != NULL)
+		dd_srq_use(srq, 1);
 	pz_use(pz, 1);
 	evd_use(recv, 1);
 	evd_use(req, 1);
@@ -306,22 +373,33 @@ dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 }
 
 DAT_RETURN DAT_API
+dd_ep_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
+	     DAT_EVD_HANDLE reqh, DAT_EVD_HANDLE connh, const DAT_EP_ATTR *attr,
+	     DAT_EP_HANDLE *out)
+{
+	struct dd_ia *ia = dd_obj_get(iah, DD_IA);
+
+	if (ia == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_IA);
+	return ep_new(ia, pzh, recvh, reqh, connh, NULL, attr,
+		      DAT_INVALID_ARG6, out);
+}
+
+DAT_RETURN DAT_API
 dd_ep_create_with_srq(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh,
 		      DAT_EVD_HANDLE recvh, DAT_EVD_HANDLE reqh,
 		      DAT_EVD_HANDLE connh, DAT_SRQ_HANDLE srqh,
 		      const DAT_EP_ATTR *attr, DAT_EP_HANDLE *out)
 {
-	(void)pzh;
-	(void)recvh;
-	(void)reqh;
-	(void)connh;
-	(void)attr;
-	(void)out;
-	if (dd_obj_get(iah, DD_IA) == NULL)
+	struct dd_ia *ia = dd_obj_get(iah, DD_IA);
+	struct dd_srq *srq = dd_obj_get(srqh, DD_SRQ);
+
+	if (ia == NULL)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_IA);
-	if (dd_obj_get(srqh, DD_SRQ) == NULL)
+	if (srq == NULL || srq->h.ia != ia)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_SRQ);
-	return DAT_MODEL_NOT_SUPPORTED;	/* no SRQ in the engine yet */
+	return ep_new(ia, pzh, recvh, reqh, connh, srq, attr,
+		      DAT_INVALID_ARG7, out);
 }
 
 DAT_RETURN DAT_API
@@ -380,9 +458,16 @@ dd_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *p)
 	if (mask & DAT_EP_FIELD_EP_ATTR_ALL) {
 		/* the attribute fields the mask names */
 		attr = p->ep_attr;
-		if (ret == DAT_SUCCESS && check_attr(&attr) != DAT_SUCCESS)
+		if (ret == DAT_SUCCESS &&
+		    check_attr(&attr, ep->srq != NULL) != DAT_SUCCESS)
 			ret = DD_BAD_PARAM(DAT_INVALID_ARG3);
+		if (ep->srq != NULL)
+			attr.max_recv_dtos = 0;	/* the SRQ's */
 	}
+	/* an SRQ's receives are checked with the EP's PZ: the same */
+	if (ret == DAT_SUCCESS && ep->srq != NULL && pz != NULL &&
+	    pz != ep->srq->pz)
+		ret = DD_BAD_PARAM(DAT_INVALID_ARG3);
 	if (ret == DAT_SUCCESS) {
 		pz_use(ep->pz, -1), pz_use(pz, 1);
 		evd_use(ep->recv_evd, -1), evd_use(recv, 1);
@@ -420,26 +505,60 @@ dd_ep_get_status(DAT_EP_HANDLE h, DAT_EP_STATE *state, DAT_BOOLEAN *recv_idle,
 	return DAT_SUCCESS;
 }
 
+/* The receive buffers the EP holds, not yet completed: its own posted
+ * ones; on an SRQ, the one it took for a message in progress (0 or 1: a
+ * message never spans two buffers). The span is known on an SRQ only. */
 DAT_RETURN DAT_API
-dd_ep_recv_query(DAT_EP_HANDLE h, DAT_COUNT *buffers, DAT_COUNT *avail)
+dd_ep_recv_query(DAT_EP_HANDLE h, DAT_COUNT *nbufs, DAT_COUNT *span)
 {
 	struct dd_ep *ep = dd_obj_get(h, DD_EP);
+	struct dpdat_qp_info qi = { 0 };
+	DAT_COUNT n, sp;
 
-	(void)buffers;
-	(void)avail;
-	return ep == NULL ? DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP) :
-			    DAT_MODEL_NOT_SUPPORTED;	/* SRQ feature */
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	if (nbufs == NULL)
+		return DD_BAD_PARAM(DAT_INVALID_ARG2);
+	if (span == NULL)
+		return DD_BAD_PARAM(DAT_INVALID_ARG3);
+	pthread_mutex_lock(&ep->lock);
+	if (ep->srq != NULL) {
+		if (ep->qp != NULL)
+			dpdat_qp_query(ep->qp, &qi);
+		n = sp = (DAT_COUNT)qi.srq_held;
+	} else {
+		n = (DAT_COUNT)(ep->rq.tail -
+				__atomic_load_n(&ep->rq.head, __ATOMIC_ACQUIRE));
+		sp = DAT_VALUE_UNKNOWN;
+	}
+	pthread_mutex_unlock(&ep->lock);
+	*nbufs = n;
+	*span = sp;
+	return DAT_SUCCESS;
 }
 
+/* An EP on an SRQ holds at most one of its buffers: a high watermark of 1
+ * or more is never exceeded, and is only recorded. 0 would be exceeded by
+ * every message, with events this provider does not generate. An EP
+ * without an SRQ holds the buffers its consumer posted: no watermarks. */
 DAT_RETURN DAT_API
 dd_ep_set_watermark(DAT_EP_HANDLE h, DAT_COUNT soft, DAT_COUNT hard)
 {
 	struct dd_ep *ep = dd_obj_get(h, DD_EP);
 
-	(void)soft;
-	(void)hard;
-	return ep == NULL ? DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP) :
-			    DAT_MODEL_NOT_SUPPORTED;	/* SRQ feature */
+	if (ep == NULL)
+		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	if (soft < 0 && soft != DAT_WATERMARK_INFINITE)
+		return DD_BAD_PARAM(DAT_INVALID_ARG2);
+	if (hard < 0 && hard != DAT_WATERMARK_INFINITE)
+		return DD_BAD_PARAM(DAT_INVALID_ARG3);
+	if (ep->srq == NULL || soft == 0 || hard == 0)
+		return DAT_MODEL_NOT_SUPPORTED;
+	pthread_mutex_lock(&ep->lock);
+	ep->param.ep_attr.srq_soft_hw = soft;
+	ep->hard_hw = hard;
+	pthread_mutex_unlock(&ep->lock);
+	return DAT_SUCCESS;
 }
 
 DAT_RETURN DAT_API
@@ -485,6 +604,9 @@ dd_ep_free(DAT_EP_HANDLE h)
 	evd_use(ep->req_evd, -1);
 	evd_use(ep->conn_evd, -1);
 	ep->recv_evd = ep->req_evd = ep->conn_evd = NULL;
+	if (ep->srq != NULL)		/* its QP is gone: the SRQ may go */
+		dd_srq_use(ep->srq, -1);
+	ep->srq = NULL;
 	pthread_mutex_unlock(&ep->lock);
 	ep_index_put(ep);
 	dd_obj_free(ep);
@@ -493,13 +615,12 @@ dd_ep_free(DAT_EP_HANDLE h)
 
 /* ---- posting ---- */
 
-static DAT_RETURN
-to_sges(const struct dd_ep *ep, DAT_COUNT n, const DAT_LMR_TRIPLET *iov,
-	DAT_COUNT max, struct dpdat_sge *sge, DAT_SEG_LENGTH *total)
+DAT_RETURN
+dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
+	   struct dpdat_sge *sge, DAT_SEG_LENGTH *total)
 {
 	uint64_t sum = 0;
 
-	(void)ep;
 	if (n < 0 || n > max || (n > 0 && iov == NULL))
 		return DD_BAD_PARAM(DAT_INVALID_ARG2);
 	for (DAT_COUNT i = 0; i < n; i++) {
@@ -543,8 +664,7 @@ wq_add(struct dd_ep *ep, struct dd_wr_queue *q, DAT_DTO_COOKIE cookie,
 	w->op = op;
 	w->ep = ep;
 	w->signaled = signaled;
-	return (uint64_t)ep->index << (WR_GEN_BITS + WR_SLOT_BITS) |
-	       (uint64_t)ep->gen << WR_SLOT_BITS | slot;
+	return DD_WR_ID(ep->index, ep->gen, slot);
 }
 
 static DAT_RETURN
@@ -573,7 +693,7 @@ post_request(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 
 	if (ep == NULL)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
-	ret = to_sges(ep, n, iov, op == DAT_DTO_SEND ?
+	ret = dd_to_sges(n, iov, op == DAT_DTO_SEND ?
 		      ep->param.ep_attr.max_request_iov : DD_MAX_IOV, sge,
 		      &total);
 	if (ret != DAT_SUCCESS)
@@ -686,7 +806,10 @@ dd_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 
 	if (ep == NULL)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
-	ret = to_sges(ep, n, iov, ep->param.ep_attr.max_recv_iov, sge, &total);
+	/* an EP on an SRQ receives into the SRQ's buffers only */
+	if (ep->srq != NULL)
+		return DAT_INVALID_STATE;
+	ret = dd_to_sges(n, iov, ep->param.ep_attr.max_recv_iov, sge, &total);
 	if (ret != DAT_SUCCESS)
 		return ret;
 	if (flags & ~(DAT_COMPLETION_SUPPRESS_FLAG |
@@ -712,8 +835,8 @@ dd_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 
 /* ---- completions ---- */
 
-static DAT_DTO_COMPLETION_STATUS
-dto_status(enum dpdat_wc_status s)
+DAT_DTO_COMPLETION_STATUS
+dd_dto_status(enum dpdat_wc_status s)
 {
 	switch (s) {
 	case DPDAT_WC_SUCCESS: return DAT_DTO_SUCCESS;
@@ -731,18 +854,18 @@ dto_status(enum dpdat_wc_status s)
 bool
 dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 {
-	uint64_t index = wc->wr_id >> (WR_GEN_BITS + WR_SLOT_BITS);
-	uint32_t slot = wc->wr_id & ((1u << WR_SLOT_BITS) - 1);
-	uint32_t gen = (uint32_t)(wc->wr_id >> WR_SLOT_BITS);
-	struct dd_ep *ep = index < EP_TABLE_SIZE ?
-			   __atomic_load_n(&ep_table[index], __ATOMIC_ACQUIRE) :
-			   NULL;
+	uint64_t index = DD_WR_INDEX(wc->wr_id);
+	uint32_t slot = DD_WR_SLOT(wc->wr_id);
+	uint32_t gen = DD_WR_GEN(wc->wr_id);
+	struct dd_ep *ep;
 	bool recv = wc->opcode == DPDAT_WR_RECV;
 	struct dd_wr_queue *q;
 	struct dd_wr *w;
 	uint32_t head;
 
-	(void)evd;
+	if (index >= EP_TABLE_SIZE)
+		return dd_srq_dto_event(evd, wc, ev);
+	ep = __atomic_load_n(&ep_table[index], __ATOMIC_ACQUIRE);
 	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL ||
 	    __atomic_load_n(&ep->gen, __ATOMIC_ACQUIRE) != gen)
 		return false;	/* freed, reset or recycled since */
@@ -767,7 +890,7 @@ dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	ev->event_data.dto_completion_event_data = (DAT_DTO_COMPLETION_EVENT_DATA){
 		.ep_handle = ep,
 		.user_cookie = w->cookie,
-		.status = dto_status(wc->status),
+		.status = dd_dto_status(wc->status),
 		.transfered_length = recv || w->op == DAT_DTO_RDMA_READ ?
 				     wc->byte_len : w->length,
 		.operation = w->op,

@@ -19,7 +19,8 @@
  * Draining converts what the native sources hold into ring events
  * (dd_dto_event(), dd_cm_event()) with the EVD lock held, as far as the
  * ring has room: what does not fit stays in the native queue, nothing is
- * lost. dequeue and wait drain, then take from the ring.
+ * lost. dequeue and wait drain, then take from the ring; an event taken
+ * goes to dd_srq_event_taken() once unlocked (SRQ asynchronous events).
  *
  * Waiting. One waiter owns the EVD (DAT: any other wait or dequeue gets
  * DAT_INVALID_STATE meanwhile). It drains, and when fewer than threshold
@@ -625,6 +626,8 @@ dd_evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold,
 		e->pub.waiters = 0;
 	}
 	pthread_mutex_unlock(&e->pub.lock);
+	if (ret == DAT_SUCCESS)
+		dd_srq_event_taken(event);
 	return ret;
 }
 
@@ -714,6 +717,8 @@ dd_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
 		ret = DAT_QUEUE_EMPTY;
 	pthread_mutex_unlock(&e->pub.lock);
 	call_agent(&agent, &e->pub);
+	if (ret == DAT_SUCCESS)
+		dd_srq_event_taken(ev);
 	return ret;
 }
 

@@ -128,6 +128,27 @@ dev_put(struct dpdat_dev *dev)
 	pthread_mutex_unlock(&devs_lock);
 }
 
+/* The provider-specific attributes of an IA. DAT_IB_TRANSPORT_MTU, as
+ * DAPL's verbs providers name it, is the path MTU connections use: the
+ * largest IB MTU that fits the port with the RoCEv2 headers (lib/cm).
+ * dtestsrq sizes its messages by it. */
+static void
+fill_specific(struct dd_ia *ia)
+{
+	struct dpdat_port_info pi = { .mtu = 1500 };
+	unsigned int pmtu = 4096;
+
+	dpdat_port_query(dpdat_dev_port(ia->dev), &pi);
+	while (pmtu + 64 > pi.mtu && pmtu > 256)
+		pmtu /= 2;
+	snprintf(ia->mtu_str, sizeof(ia->mtu_str), "%u", pmtu);
+	ia->specific[0] = (DAT_NAMED_ATTR){ "DAT_IB_RDMA_READ", "TRUE" };
+	ia->specific[1] = (DAT_NAMED_ATTR){ "DAT_IB_TRANSPORT_MTU",
+					    ia->mtu_str };
+	ia->specific[2] = (DAT_NAMED_ATTR){ "DPDAT_TRANSPORT",
+					    "RoCEv2 over DPDK" };
+}
+
 DAT_RETURN DAT_API
 dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	   DAT_EVD_HANDLE *async_evd, DAT_IA_HANDLE *ia_handle)
@@ -177,6 +198,7 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 		ret = DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_DEVICE;
 		goto err_obj;
 	}
+	fill_specific(ia);
 	if (*async_evd == DAT_EVD_ASYNC_EXISTS) {
 		ia->async_evd = NULL;
 	} else if (*async_evd == DAT_HANDLE_NULL) {
@@ -277,10 +299,6 @@ dd_ia_close(DAT_IA_HANDLE h, DAT_CLOSE_FLAGS flags)
 	return DAT_SUCCESS;
 }
 
-static const DAT_NAMED_ATTR dd_specific[] = {
-	{ "DAT_IB_RDMA_READ", "TRUE" },
-	{ "DPDAT_TRANSPORT", "RoCEv2 over DPDK" },
-};
 
 static void
 fill_ia_attr(const struct dd_ia *ia, DAT_IA_ATTR *a)
@@ -306,7 +324,9 @@ fill_ia_attr(const struct dd_ia *ia, DAT_IA_ATTR *a)
 	a->max_rdma_size = DD_MAX_RDMA_SIZE;
 	a->max_rmrs = 1 << 20;
 	a->max_rmr_target_address = UINT64_MAX;
-	a->max_srqs = 0;
+	a->max_srqs = DD_MAX_SRQ;
+	a->max_ep_per_srq = DD_MAX_EP;
+	a->max_recv_per_srq = DD_MAX_SRQ_DTOS;
 	a->max_iov_segments_per_rdma_read = DD_MAX_IOV;
 	a->max_iov_segments_per_rdma_write = DD_MAX_IOV;
 	a->max_rdma_read_in = DD_MAX_RDMA_READ_IN * DD_MAX_EP;
@@ -318,7 +338,7 @@ fill_ia_attr(const struct dd_ia *ia, DAT_IA_ATTR *a)
 }
 
 static void
-fill_provider_attr(DAT_PROVIDER_ATTR *p)
+fill_provider_attr(struct dd_ia *ia, DAT_PROVIDER_ATTR *p)
 {
 	DAT_BOOLEAN merge[6][6];
 
@@ -351,7 +371,7 @@ fill_provider_attr(DAT_PROVIDER_ATTR *p)
 		for (int k = 0; k < 6; k++)
 			merge[i][k] = DAT_TRUE;
 	memcpy((void *)p->evd_stream_merging_supported, merge, sizeof(merge));
-	p->srq_supported = DAT_FALSE;
+	p->srq_supported = DAT_TRUE;
 	p->lmr_sync_req = DAT_FALSE;
 	p->dto_async_return_guaranteed = DAT_TRUE;
 	p->rdma_write_for_rdma_read_req = DAT_FALSE;
@@ -359,8 +379,8 @@ fill_provider_attr(DAT_PROVIDER_ATTR *p)
 	p->rmr_scope_supported = DAT_RMR_SCOPE_PZ;
 	p->is_signal_safe = DAT_FALSE;
 	p->ha_supported = DAT_FALSE;
-	p->num_provider_specific_attr = RTE_DIM(dd_specific);
-	p->provider_specific_attr = (DAT_NAMED_ATTR *)dd_specific;
+	p->num_provider_specific_attr = RTE_DIM(ia->specific);
+	p->provider_specific_attr = ia->specific;
 }
 
 DAT_RETURN DAT_API
@@ -382,7 +402,7 @@ dd_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 	if (ia_mask != 0)
 		fill_ia_attr(ia, ia_attr);
 	if (prov_mask != 0)
-		fill_provider_attr(prov_attr);
+		fill_provider_attr(ia, prov_attr);
 	return DAT_SUCCESS;
 }
 
