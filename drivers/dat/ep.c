@@ -609,6 +609,12 @@ dd_ep_free(DAT_EP_HANDLE h)
 	ep->srq = NULL;
 	pthread_mutex_unlock(&ep->lock);
 	ep_index_put(ep);
+	/* the generation moved on in qp_renew and the table no longer names
+	 * the EP: no completion can reach its records now */
+	free(ep->sq.wr);
+	free(ep->rq.wr);
+	ep->sq.wr = ep->rq.wr = NULL;
+	ep->sq.size = ep->rq.size = 0;
 	dd_obj_free(ep);
 	return DAT_SUCCESS;
 }
