@@ -173,7 +173,7 @@ struct dd_rmr {
 	struct dd_obj h;
 	struct dd_pz *pz;
 	struct dpdat_rmr *rmr;
-	struct dd_ep *ep;		/* rmr_create_for_ep, else NULL */
+	bool ep_scope;			/* rmr_create_for_ep */
 	DAT_RMR_PARAM param;
 };
 

@@ -376,7 +376,7 @@ fill_provider_attr(struct dd_ia *ia, DAT_PROVIDER_ATTR *p)
 	p->dto_async_return_guaranteed = DAT_TRUE;
 	p->rdma_write_for_rdma_read_req = DAT_FALSE;
 	p->rdma_read_lmr_rmr_context_exposure = DAT_FALSE;
-	p->rmr_scope_supported = DAT_RMR_SCOPE_PZ;
+	p->rmr_scope_supported = DAT_RMR_SCOPE_ANY;	/* PZ and EP */
 	p->is_signal_safe = DAT_FALSE;
 	p->ha_supported = DAT_FALSE;
 	p->num_provider_specific_attr = RTE_DIM(ia->specific);

@@ -454,8 +454,9 @@ dd_lmr_sync_rdma_write(DAT_IA_HANDLE iah, const DAT_LMR_TRIPLET *segs,
 
 /* ---- RMRs ---- */
 
-DAT_RETURN DAT_API
-dd_rmr_create(DAT_PZ_HANDLE pzh, DAT_RMR_HANDLE *out)
+/* An RMR of PZ scope (rmr_create) or EP scope (rmr_create_for_ep). */
+static DAT_RETURN
+rmr_new(DAT_PZ_HANDLE pzh, DAT_RMR_HANDLE *out, bool ep_scope)
 {
 	struct dd_pz *pz;
 	struct dd_rmr *r = NULL;
@@ -483,14 +484,17 @@ dd_rmr_create(DAT_PZ_HANDLE pzh, DAT_RMR_HANDLE *out)
 		goto out;
 	}
 	r->pz = pz;
+	r->ep_scope = ep_scope;
 	pz_use(pz, 1);
-	/* remote accesses are checked against the PZ, whichever connection
-	 * they come from: the scope is the PZ */
+	/* PZ scope: a remote access through any QP of the PZ resolves. EP
+	 * scope: only through the QP of the EP it was last bound on (bind_do),
+	 * and only while that QP lives (a reset or a new connection gives the
+	 * EP a new QP) */
 	r->param = (DAT_RMR_PARAM){
 		.ia_handle = dd_consumer_ia(pz->h.ia),
 		.pz_handle = pz,
 		.mem_priv = DAT_MEM_PRIV_NONE_FLAG,
-		.rmr_scope = DAT_RMR_SCOPE_PZ,
+		.rmr_scope = ep_scope ? DAT_RMR_SCOPE_EP : DAT_RMR_SCOPE_PZ,
 		.va_type = DAT_VA_TYPE_VA,
 	};
 	*out = r;
@@ -499,19 +503,16 @@ out:
 	return ret;
 }
 
-/* An RMR of EP scope must refuse remote accesses that come through any
- * other connection than the one it was bound on. The context table checks
- * a remote access against the protection zone of the QP it arrives on
- * (dpdat_mr_access_check() has no QP to compare with), so an EP-scope RMR
- * would behave as a PZ-scope one: we say so instead of pretending. */
+DAT_RETURN DAT_API
+dd_rmr_create(DAT_PZ_HANDLE pzh, DAT_RMR_HANDLE *out)
+{
+	return rmr_new(pzh, out, false);
+}
+
 DAT_RETURN DAT_API
 dd_rmr_create_for_ep(DAT_PZ_HANDLE pzh, DAT_RMR_HANDLE *out)
 {
-	if (dd_obj_get(pzh, DD_PZ) == NULL)
-		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_PZ);
-	if (out == NULL)
-		return DD_BAD_PARAM(DAT_INVALID_ARG2);
-	return DAT_MODEL_NOT_SUPPORTED;
+	return rmr_new(pzh, out, true);
 }
 
 DAT_RETURN DAT_API
@@ -571,6 +572,7 @@ struct bind {
 	DAT_COMPLETION_FLAGS flags;
 	DAT_RMR_COOKIE cookie;
 	struct dd_evd *evd;		/* where the event goes, or NULL */
+	struct dpdat_qp *qp;		/* the EP's, for an EP-scope RMR */
 	bool flush;			/* EP disconnected: flushed */
 };
 
@@ -676,6 +678,9 @@ bind_check_ep(struct bind *b, struct dd_ep *ep)
 	case DAT_EP_STATE_CONNECTED_SINGLE_PATH:
 	case DAT_EP_STATE_CONNECTED_MULTI_PATH:
 		b->flush = false;
+		b->qp = ep->qp;
+		if (b->qp == NULL)	/* a connected EP has its QP */
+			return DD_BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY);
 		break;
 	case DAT_EP_STATE_DISCONNECTED:
 		b->flush = true;	/* seed: flushed to the request EVD */
@@ -722,8 +727,12 @@ bind_do(struct bind *b, DAT_RMR_CONTEXT *ctx)
 	int err;
 
 	if (!b->flush) {
-		err = dpdat_rmr_bind(b->rmr->rmr, &t, priv_native(b->remote),
-				     &c);
+		if (b->rmr->ep_scope && t.segment_length != 0)
+			err = dpdat_rmr_bind_qp(b->rmr->rmr, b->qp, &t,
+						priv_native(b->remote), &c);
+		else
+			err = dpdat_rmr_bind(b->rmr->rmr, &t,
+					     priv_native(b->remote), &c);
 		if (err != 0)
 			return native_err(err, &sub);
 		if (t.segment_length != 0) {

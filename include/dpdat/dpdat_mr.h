@@ -162,6 +162,8 @@ enum dpdat_mr_check {
 	DPDAT_MR_CHECK_BOUNDS,		/**< outside the region, or address wraps */
 	DPDAT_MR_CHECK_PRIVILEGE,	/**< access not granted to the key */
 	DPDAT_MR_CHECK_PZ,		/**< key belongs to another protection zone */
+	DPDAT_MR_CHECK_SCOPE,		/**< RMR bound for another QP
+					 *   (dpdat_rmr_bind_qp()) */
 };
 
 /** Translation returned by a successful access check. */

@@ -300,6 +300,24 @@ int
 dpdat_qp_stats(const struct dpdat_qp *qp, struct dpdat_qp_stats *stats);
 
 /**
+ * Bind an RMR for one QP: dpdat_rmr_bind() whose context resolves only for
+ * remote accesses that arrive on this QP (the EP scope of a uDAPL RMR, an
+ * InfiniBand type 2 memory window). The same access through any other QP,
+ * even in the same protection zone, is refused (DPDAT_MR_CHECK_SCOPE, a
+ * remote access error at the requester). The scope ends with the QP: a QP
+ * created later never matches, whatever number it gets. segment_length 0
+ * unbinds, as with dpdat_rmr_bind().
+ *
+ * @return
+ *   The returns of dpdat_rmr_bind(); -EBADF also for a QP that is not one,
+ *   -EPERM also when the QP is in another protection zone than the RMR.
+ */
+int
+dpdat_rmr_bind_qp(struct dpdat_rmr *rmr, struct dpdat_qp *qp,
+		  const struct dpdat_lmr_triplet *seg, uint32_t privileges,
+		  uint32_t *rmr_context);
+
+/**
  * Print the internal state of a QP (PSNs, queue indices, window, responder
  * state) for debugging. Reads it without synchronising with the engine: a
  * snapshot that may be slightly inconsistent.

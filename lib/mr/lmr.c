@@ -195,7 +195,7 @@ dpdat_lmr_create(struct dpdat_pz *pz, const struct dpdat_mem_desc *desc,
 	lmr->pz = pz;
 	lmr->priv = privileges;
 	pz->refs++;
-	mr_table_publish(dom, lmr->ctx, MR_ENTRY_LMR, lmr, privileges, pz->id,
+	mr_table_publish(dom, lmr->ctx, MR_ENTRY_LMR, lmr, privileges, pz->id, 0,
 			 lmr->mem->addr, lmr->mem->len, lmr->mem);
 	pthread_mutex_unlock(&dom->lock);
 	return lmr;

@@ -68,6 +68,7 @@ struct mr_entry {
 	uint8_t kind;		/* enum dpdat_mem_kind */
 	uint8_t gen;		/* generation of the last use; 0 = never used */
 	uint32_t pz_id;
+	uint32_t qp_tag;	/* the one QP a remote access may come from; 0: any */
 	uint8_t uses;		/* generations handed out; 255: retired */
 	uint32_t next_free;	/* control path only: FIFO of free indices */
 	uint64_t addr;
@@ -136,14 +137,15 @@ struct dpdat_rmr {
 	uint32_t ctx;		/* 0 when unbound */
 	uint64_t addr;
 	uint64_t len;
+	uint32_t qp_tag;	/* scope of the binding: 0 = the PZ, else one QP */
 };
 
 /* table.c: context allocation (caller holds dom->lock) */
 int mr_table_alloc(struct dpdat_mr_domain *dom, uint32_t *ctx);
 void mr_table_publish(struct dpdat_mr_domain *dom, uint32_t ctx,
 		      enum mr_entry_type type, void *obj, uint32_t priv,
-		      uint32_t pz_id, uint64_t addr, uint64_t len,
-		      const struct mr_mem *mem);
+		      uint32_t pz_id, uint32_t qp_tag, uint64_t addr,
+		      uint64_t len, const struct mr_mem *mem);
 void mr_table_release(struct dpdat_mr_domain *dom, uint32_t ctx);
 void mr_table_destroy(struct dpdat_mr_domain *dom);
 /* Wait until every registered reader passed a quiescent state, so that no
@@ -152,6 +154,17 @@ void mr_table_destroy(struct dpdat_mr_domain *dom);
 void mr_domain_sync(struct dpdat_mr_domain *dom);
 struct mr_entry *mr_table_entry(const struct dpdat_mr_domain *dom,
 				uint32_t index);
+/* dpdat_mr_access_check() for an access that arrives on a QP: a context
+ * bound with a QP tag (an RMR of QP scope) resolves only for that QP's tag
+ * (DPDAT_MR_CHECK_SCOPE otherwise); tag 0 is no QP. */
+enum dpdat_mr_check mr_access_check(const struct dpdat_mr_domain *dom,
+				    uint32_t ctx, uint64_t addr, uint64_t len,
+				    uint32_t access, uint32_t pz_id,
+				    uint32_t qp_tag, struct dpdat_mr_xlat *xlat);
+/* rmr.c: dpdat_rmr_bind() with a scope: qp_tag 0 binds for the whole PZ,
+ * any other value for the QP that carries that tag (lib/rc) alone. */
+int mr_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
+		uint32_t privileges, uint32_t qp_tag, uint32_t *rmr_context);
 /* Live LMR owning ctx, or NULL (caller holds dom->lock). */
 struct dpdat_lmr *mr_table_lmr(struct dpdat_mr_domain *dom, uint32_t ctx);
 

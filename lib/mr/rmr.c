@@ -50,6 +50,7 @@ rmr_unbind(struct dpdat_mr_domain *dom, struct dpdat_rmr *rmr)
 	rmr->addr = 0;
 	rmr->len = 0;
 	rmr->priv = 0;
+	rmr->qp_tag = 0;
 	return true;
 }
 
@@ -74,8 +75,8 @@ bind_check(const struct dpdat_rmr *rmr, const struct dpdat_lmr *lmr,
 }
 
 int
-dpdat_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
-	       uint32_t privileges, uint32_t *rmr_context)
+mr_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
+	    uint32_t privileges, uint32_t qp_tag, uint32_t *rmr_context)
 {
 	struct dpdat_mr_domain *dom;
 	struct dpdat_lmr *lmr;
@@ -107,9 +108,10 @@ dpdat_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
 	rmr->addr = seg->virtual_address;
 	rmr->len = seg->segment_length;
 	rmr->priv = privileges;
+	rmr->qp_tag = qp_tag;
 	lmr->rmr_count++;
 	mr_table_publish(dom, ctx, MR_ENTRY_RMR, rmr, privileges, rmr->pz->id,
-			 rmr->addr, rmr->len, lmr->mem);
+			 qp_tag, rmr->addr, rmr->len, lmr->mem);
 out:
 	pthread_mutex_unlock(&dom->lock);
 	if (died)
@@ -117,6 +119,13 @@ out:
 	if (ret == 0 && rmr_context != NULL)
 		*rmr_context = ctx;
 	return ret;
+}
+
+int
+dpdat_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
+	       uint32_t privileges, uint32_t *rmr_context)
+{
+	return mr_rmr_bind(rmr, seg, privileges, 0, rmr_context);
 }
 
 int

@@ -90,7 +90,7 @@ mr_table_alloc(struct dpdat_mr_domain *dom, uint32_t *ctx)
 void
 mr_table_publish(struct dpdat_mr_domain *dom, uint32_t ctx,
 		 enum mr_entry_type type, void *obj, uint32_t priv,
-		 uint32_t pz_id, uint64_t addr, uint64_t len,
+		 uint32_t pz_id, uint32_t qp_tag, uint64_t addr, uint64_t len,
 		 const struct mr_mem *mem)
 {
 	struct mr_entry *e = mr_table_entry(dom, MR_CTX_INDEX(ctx));
@@ -102,6 +102,7 @@ mr_table_publish(struct dpdat_mr_domain *dom, uint32_t ctx,
 	STORE(&e->priv, (uint8_t)priv);
 	STORE(&e->kind, (uint8_t)mem->kind);
 	STORE(&e->pz_id, pz_id);
+	STORE(&e->qp_tag, qp_tag);
 	STORE(&e->addr, addr);
 	STORE(&e->len, len);
 	STORE(&e->iova, iova);
@@ -162,14 +163,14 @@ mr_table_destroy(struct dpdat_mr_domain *dom)
 }
 
 enum dpdat_mr_check
-dpdat_mr_access_check(const struct dpdat_mr_domain *dom, uint32_t ctx,
-		      uint64_t addr, uint64_t len, uint32_t access,
-		      uint32_t pz_id, struct dpdat_mr_xlat *xlat)
+mr_access_check(const struct dpdat_mr_domain *dom, uint32_t ctx,
+		uint64_t addr, uint64_t len, uint32_t access, uint32_t pz_id,
+		uint32_t qp_tag, struct dpdat_mr_xlat *xlat)
 {
 	uint32_t idx = MR_CTX_INDEX(ctx);
 	const struct mr_entry *e;
 	uint64_t base, blen, iova;
-	uint32_t epz;
+	uint32_t epz, etag;
 	uint8_t priv, kind;
 
 	if (idx == 0 || idx >= __atomic_load_n(&dom->n_slots, __ATOMIC_ACQUIRE))
@@ -181,6 +182,7 @@ dpdat_mr_access_check(const struct dpdat_mr_domain *dom, uint32_t ctx,
 	priv = LOAD(&e->priv);
 	kind = LOAD(&e->kind);
 	epz = LOAD(&e->pz_id);
+	etag = LOAD(&e->qp_tag);
 	base = LOAD(&e->addr);
 	blen = LOAD(&e->len);
 	iova = LOAD(&e->iova);
@@ -190,6 +192,8 @@ dpdat_mr_access_check(const struct dpdat_mr_domain *dom, uint32_t ctx,
 
 	if (epz != pz_id)
 		return DPDAT_MR_CHECK_PZ;
+	if (etag != 0 && etag != qp_tag)
+		return DPDAT_MR_CHECK_SCOPE;
 	if ((priv & access) != access || access == 0)
 		return DPDAT_MR_CHECK_PRIVILEGE;
 	if (!mr_range_ok(base, blen, addr, len))
@@ -203,6 +207,14 @@ dpdat_mr_access_check(const struct dpdat_mr_domain *dom, uint32_t ctx,
 	return DPDAT_MR_CHECK_OK;
 }
 
+enum dpdat_mr_check
+dpdat_mr_access_check(const struct dpdat_mr_domain *dom, uint32_t ctx,
+		      uint64_t addr, uint64_t len, uint32_t access,
+		      uint32_t pz_id, struct dpdat_mr_xlat *xlat)
+{
+	return mr_access_check(dom, ctx, addr, len, access, pz_id, 0, xlat);
+}
+
 const char *
 dpdat_mr_check_str(enum dpdat_mr_check r)
 {
@@ -213,6 +225,7 @@ dpdat_mr_check_str(enum dpdat_mr_check r)
 	case DPDAT_MR_CHECK_BOUNDS: return "out of bounds";
 	case DPDAT_MR_CHECK_PRIVILEGE: return "privilege";
 	case DPDAT_MR_CHECK_PZ: return "protection zone mismatch";
+	case DPDAT_MR_CHECK_SCOPE: return "bound to another QP";
 	}
 	return "?";
 }

@@ -55,6 +55,19 @@ qp_release(struct dpdat_qp *qp)
 	free(qp);
 }
 
+/* A tag for a new QP: never 0, and not seen again for 2^32 - 1 QPs. */
+static uint32_t
+qp_tag_new(void)
+{
+	static uint32_t last;
+	uint32_t t;
+
+	do
+		t = __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
+	while (t == 0);
+	return t;
+}
+
 struct dpdat_qp *
 dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 {
@@ -85,6 +98,7 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 	qp->dev = dev;
 	qp->pz = conf->pz;
 	qp->pz_id = pi.id;
+	qp->tag = qp_tag_new();
 	qp->scq = conf->send_cq;
 	qp->rcq = conf->recv_cq;
 	qp->sig_all = conf->sq_sig_all;
@@ -192,6 +206,19 @@ rc_qp_remote_check(const struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	    r->pmtu + hdrs > qp->dev->port->mtu)
 		return -EINVAL;
 	return 0;
+}
+
+int
+dpdat_rmr_bind_qp(struct dpdat_rmr *rmr, struct dpdat_qp *qp,
+		  const struct dpdat_lmr_triplet *seg, uint32_t privileges,
+		  uint32_t *rmr_context)
+{
+	if (rmr == NULL || rmr->magic != MR_MAGIC_RMR || qp == NULL ||
+	    qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (seg != NULL && seg->segment_length != 0 && rmr->pz != qp->pz)
+		return -EPERM;
+	return mr_rmr_bind(rmr, seg, privileges, qp->tag, rmr_context);
 }
 
 int

@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "mr_priv.h"
 #include "rc_priv.h"
 
 void
@@ -131,9 +132,9 @@ rc_responder_reads(struct dpdat_qp *qp)
 		else
 			op = ROCE_OP_READ_RESP_MIDDLE;
 		/* checked again per packet: the memory may be gone */
-		if (n != 0 && dpdat_mr_access_check(qp->dev->dom, r->rkey,
+		if (n != 0 && mr_access_check(qp->dev->dom, r->rkey,
 				r->va + r->off, n, DPDAT_MEM_PRIV_REMOTE_READ,
-				qp->pz_id, &x) != DPDAT_MR_CHECK_OK) {
+				qp->pz_id, qp->tag, &x) != DPDAT_MR_CHECK_OK) {
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, r->psn);
 			return;
 		}
@@ -289,9 +290,9 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 			fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 			return;
 		}
-		if (dpdat_mr_access_check(qp->dev->dom, rkey, va, len,
+		if (mr_access_check(qp->dev->dom, rkey, va, len,
 				DPDAT_MEM_PRIV_REMOTE_WRITE, qp->pz_id,
-				NULL) != DPDAT_MR_CHECK_OK) {
+				qp->tag, NULL) != DPDAT_MR_CHECK_OK) {
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 			return;
 		}
@@ -310,9 +311,9 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	}
 	if (paylen != 0) {
 		/* per packet: the region may have been freed meanwhile */
-		if (dpdat_mr_access_check(qp->dev->dom, qp->wrkey, qp->wva,
+		if (mr_access_check(qp->dev->dom, qp->wrkey, qp->wva,
 				paylen, DPDAT_MEM_PRIV_REMOTE_WRITE,
-				qp->pz_id, &x) != DPDAT_MR_CHECK_OK) {
+				qp->pz_id, qp->tag, &x) != DPDAT_MR_CHECK_OK) {
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 			return;
 		}
@@ -344,9 +345,9 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 
 	read_reth(m, off, &va, &rkey, &len);
 	/* a zero-length READ still names a key: it must be valid */
-	if (len > (1u << 31) || dpdat_mr_access_check(qp->dev->dom, rkey, va,
+	if (len > (1u << 31) || mr_access_check(qp->dev->dom, rkey, va,
 			len, DPDAT_MEM_PRIV_REMOTE_READ, qp->pz_id,
-			NULL) != DPDAT_MR_CHECK_OK) {
+			qp->tag, NULL) != DPDAT_MR_CHECK_OK) {
 		if (!dup)
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 		return;

@@ -619,10 +619,14 @@ test_rmr_create_query_free(void)
 	       BAD_PARAM(DAT_INVALID_ARG2));
 	EXPECT(dat_rmr_query(pz1, DAT_RMR_FIELD_ALL, &p),
 	       BAD_HANDLE(DAT_INVALID_HANDLE_RMR));
-	/* EP scope cannot be honoured: remote accesses are checked by PZ.
-	 * libdat2 2.1.10 exports no dat_rmr_create_for_ep(): through the
+	/* libdat2 2.1.10 exports no dat_rmr_create_for_ep(): through the
 	 * provider's table, as its DAT_RMR_CREATE_FOR_EP() macro does */
-	EXPECT(DAT_RMR_CREATE_FOR_EP(pz1, &r2), DAT_MODEL_NOT_SUPPORTED);
+	EXPECT(DAT_RMR_CREATE_FOR_EP(pz1, &r2), DAT_SUCCESS);
+	EXPECT(dat_rmr_query(r2, DAT_RMR_FIELD_ALL, &p), DAT_SUCCESS);
+	CU_ASSERT_PTR_EQUAL(p.pz_handle, pz1);
+	CU_ASSERT_EQUAL(p.rmr_context, 0);
+	CU_ASSERT_EQUAL(p.rmr_scope, DAT_RMR_SCOPE_EP);
+	EXPECT(dat_rmr_free(r2), DAT_SUCCESS);
 	EXPECT(DAT_RMR_CREATE_FOR_EP(pz1, NULL), BAD_PARAM(DAT_INVALID_ARG2));
 	EXPECT(DAT_RMR_CREATE_FOR_EP(r, &r2),
 	       BAD_HANDLE(DAT_INVALID_HANDLE_PZ));
@@ -840,23 +844,23 @@ conn_down(struct conn *c)
 				   &c->c_recv };
 
 	if (c->sep != DAT_HANDLE_NULL)
-		dat_ep_free(c->sep);
+		EXPECT(dat_ep_free(c->sep), DAT_SUCCESS);
 	if (c->cep != DAT_HANDLE_NULL)
-		dat_ep_free(c->cep);
+		EXPECT(dat_ep_free(c->cep), DAT_SUCCESS);
 	if (c->psp != DAT_HANDLE_NULL)
-		dat_psp_free(c->psp);
+		EXPECT(dat_psp_free(c->psp), DAT_SUCCESS);
 	for (unsigned int i = 0; i < sizeof(evds) / sizeof(evds[0]); i++)
 		if (*evds[i] != DAT_HANDLE_NULL)
-			dat_evd_free(*evds[i]);
+			EXPECT(dat_evd_free(*evds[i]), DAT_SUCCESS);
 	if (c->cpz != DAT_HANDLE_NULL)
-		dat_pz_free(c->cpz);
+		EXPECT(dat_pz_free(c->cpz), DAT_SUCCESS);
 	if (c->cia != DAT_HANDLE_NULL)
 		dat_ia_close(c->cia, DAT_CLOSE_ABRUPT_FLAG);
 	memset(c, 0, sizeof(*c));
 }
 
 static int
-conn_objects(struct conn *c, const char *client_params)
+conn_objects(struct conn *c, const char *client_params, DAT_CONN_QUAL qual)
 {
 	DAT_EVD_HANDLE async = DAT_EVD_ASYNC_EXISTS;	/* none needed */
 	const DAT_EVD_FLAGS req = DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG;
@@ -884,7 +888,7 @@ conn_objects(struct conn *c, const char *client_params)
 			  &c->sep) != DAT_SUCCESS ||
 	    dat_ep_create(c->cia, c->cpz, c->c_recv, c->c_req, c->c_conn,
 			  NULL, &c->cep) != DAT_SUCCESS ||
-	    dat_psp_create(ia, QUAL, c->s_cr, DAT_PSP_CONSUMER_FLAG,
+	    dat_psp_create(ia, qual, c->s_cr, DAT_PSP_CONSUMER_FLAG,
 			   &c->psp) != DAT_SUCCESS) {
 		CU_FAIL("objects for a connection");
 		return -1;
@@ -894,7 +898,7 @@ conn_objects(struct conn *c, const char *client_params)
 
 /* 0: connected; 1: skip (EPs or EVDs not implemented yet); -1: failed. */
 static int
-conn_up(struct conn *c, const char *client_params)
+conn_up(struct conn *c, const char *client_params, DAT_CONN_QUAL qual)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	DAT_EVD_HANDLE e = DAT_HANDLE_NULL;
@@ -910,12 +914,12 @@ conn_up(struct conn *c, const char *client_params)
 	if (evd(ia, 4, DAT_EVD_DTO_FLAG, &e) == DAT_NOT_IMPLEMENTED)
 		return 1;
 	dat_evd_free(e);
-	if (conn_objects(c, client_params) != 0)
+	if (conn_objects(c, client_params, qual) != 0)
 		goto err;
 	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
 	/* the memif link may come up after the first request */
 	for (tries = 0; tries < 3; tries++) {
-		EXPECT(dat_ep_connect(c->cep, (DAT_IA_ADDRESS_PTR)&sin, QUAL,
+		EXPECT(dat_ep_connect(c->cep, (DAT_IA_ADDRESS_PTR)&sin, qual,
 				      WAIT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
 				      DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
 		if (next_event(c->s_cr, &ev) == DAT_CONNECTION_REQUEST_EVENT)
@@ -1072,7 +1076,7 @@ test_rmr_bind_connected_ep(void)
 	snprintf(params, sizeof(params),
 		 "device=net_memif1,role=client,socket=%s ipv4=198.18.0.2",
 		 sock_path);
-	ret = conn_up(&c, params);
+	ret = conn_up(&c, params, QUAL);
 	if (ret == 1) {
 		skip("needs connected EP (dat_ep_create or dat_evd_create: "
 		     "DAT_NOT_IMPLEMENTED)");
@@ -1089,6 +1093,129 @@ test_rmr_bind_connected_ep(void)
 	EXPECT(dat_rmr_free(r), DAT_SUCCESS);
 	EXPECT(dat_lmr_free(l), DAT_SUCCESS);
 	conn_down(&c);
+}
+
+/* ---- an RMR of EP scope ---- */
+
+/* An RDMA WRITE of 64 bytes of fill from the client of c to the server's
+ * memory at to, through an RMR context; the status of its completion. */
+static DAT_DTO_COMPLETION_STATUS
+write_through(struct conn *c, DAT_RMR_CONTEXT ctx, const void *to,
+	      uint8_t fill)
+{
+	static uint8_t src[64] __attribute__((aligned(64)));
+	DAT_REGION_DESCRIPTION rd = { .for_va = src };
+	DAT_RMR_TRIPLET remote = { .rmr_context = ctx, .segment_length = 64,
+				   .virtual_address = (uintptr_t)to };
+	DAT_DTO_COOKIE cookie = { .as_64 = fill };
+	DAT_DTO_COMPLETION_STATUS st = (DAT_DTO_COMPLETION_STATUS)-1;
+	DAT_LMR_CONTEXT lc;
+	DAT_LMR_HANDLE l;
+	DAT_LMR_TRIPLET t;
+	DAT_EVENT ev;
+
+	memset(src, fill, sizeof(src));
+	if (dat_lmr_create(c->cia, DAT_MEM_TYPE_VIRTUAL, rd, sizeof(src),
+			   c->cpz, ALL, DAT_VA_TYPE_VA, &l, &lc, NULL, NULL,
+			   NULL) != DAT_SUCCESS) {
+		CU_FAIL("client LMR");
+		return st;
+	}
+	t = seg(lc, src, sizeof(src));
+	EXPECT(dat_ep_post_rdma_write(c->cep, 1, &t, cookie, &remote,
+				      DAT_COMPLETION_DEFAULT_FLAG),
+	       DAT_SUCCESS);
+	if (next_event(c->c_req, &ev) == DAT_DTO_COMPLETION_EVENT &&
+	    ev.event_data.dto_completion_event_data.user_cookie.as_64 == fill)
+		st = ev.event_data.dto_completion_event_data.status;
+	EXPECT(dat_lmr_free(l), DAT_SUCCESS);
+	return st;
+}
+
+/* A graceful disconnection from the client: both ends see the event
+ * want (DAT_CONNECTION_EVENT_BROKEN for a connection whose QPs failed). */
+static void
+conn_disconnect(struct conn *c, DAT_EVENT_NUMBER want)
+{
+	DAT_EVENT ev;
+
+	EXPECT(dat_ep_disconnect(c->cep, DAT_CLOSE_GRACEFUL_FLAG), DAT_SUCCESS);
+	CU_ASSERT_EQUAL(next_event(c->c_conn, &ev), want);
+	CU_ASSERT_EQUAL(next_event(c->s_conn, &ev), want);
+}
+
+/* dat_rmr_create_for_ep: the context resolves for remote accesses through
+ * the connection of the EP it was bound on, and no other, even one in the
+ * same PZ; a PZ-scope RMR beside it resolves through both. */
+static void
+test_rmr_ep_scope(void)
+{
+	char params[256];
+	struct conn a, b;
+	DAT_LMR_HANDLE l;
+	DAT_LMR_CONTEXT lc;
+	DAT_RMR_HANDLE er, pr;
+	DAT_RMR_CONTEXT ectx = 0, pctx = 0;
+	DAT_LMR_TRIPLET t;
+	DAT_RMR_PARAM p;
+	int ret;
+
+	snprintf(params, sizeof(params),
+		 "device=net_memif1,role=client,socket=%s ipv4=198.18.0.2",
+		 sock_path);
+	ret = conn_up(&a, params, QUAL);
+	if (ret == 1)
+		skip("needs connected EP");
+	if (ret != 0)
+		return;
+	if (conn_up(&b, params, QUAL + 1) != 0) {
+		conn_down(&a);
+		return;
+	}
+	printf("(two connections) ");
+	memset(buf, 0, 2 * PG);
+	EXPECT(lmr_va(pz1, buf, 2 * PG, ALL, &l, &lc), DAT_SUCCESS);
+	EXPECT(DAT_RMR_CREATE_FOR_EP(pz1, &er), DAT_SUCCESS);
+	EXPECT(dat_rmr_create(pz1, &pr), DAT_SUCCESS);
+	t = seg(lc, buf, 64);
+	EXPECT(rmr_bind(er, l, &t, RW, a.sep, 1, DAT_COMPLETION_SUPPRESS_FLAG,
+			&ectx), DAT_SUCCESS);
+	t = seg(lc, buf + PG, 64);
+	EXPECT(rmr_bind(pr, l, &t, RW, a.sep, 2, DAT_COMPLETION_SUPPRESS_FLAG,
+			&pctx), DAT_SUCCESS);
+	EXPECT(dat_rmr_query(er, DAT_RMR_FIELD_ALL, &p), DAT_SUCCESS);
+	CU_ASSERT_EQUAL(p.rmr_scope, DAT_RMR_SCOPE_EP);
+	CU_ASSERT_EQUAL(p.rmr_context, ectx);
+	CU_ASSERT_EQUAL(p.mem_priv, RW);
+
+	/* PZ scope: through either connection */
+	CU_ASSERT_EQUAL(write_through(&a, pctx, buf + PG, 0xa1),
+			DAT_DTO_SUCCESS);
+	CU_ASSERT_EQUAL(buf[PG + 63], 0xa1);
+	CU_ASSERT_EQUAL(write_through(&b, pctx, buf + PG, 0xb1),
+			DAT_DTO_SUCCESS);
+	CU_ASSERT_EQUAL(buf[PG + 63], 0xb1);
+	/* EP scope: through a, where it was bound; refused through b, and
+	 * not a byte written */
+	CU_ASSERT_EQUAL(write_through(&a, ectx, buf, 0xa2), DAT_DTO_SUCCESS);
+	CU_ASSERT_EQUAL(buf[0], 0xa2);
+	CU_ASSERT_EQUAL(buf[63], 0xa2);
+	CU_ASSERT_EQUAL(write_through(&b, ectx, buf, 0xb2),
+			DAT_DTO_ERR_REMOTE_ACCESS);
+	CU_ASSERT_EQUAL(buf[0], 0xa2);
+	CU_ASSERT_EQUAL(buf[63], 0xa2);
+	/* the refusal broke b only: a still writes */
+	CU_ASSERT_EQUAL(write_through(&a, ectx, buf, 0xa3), DAT_DTO_SUCCESS);
+	CU_ASSERT_EQUAL(buf[63], 0xa3);
+
+	EXPECT(dat_rmr_free(er), DAT_SUCCESS);
+	EXPECT(dat_rmr_free(pr), DAT_SUCCESS);
+	EXPECT(dat_lmr_free(l), DAT_SUCCESS);
+	/* the refused access broke b's QPs: its end is a broken connection */
+	conn_disconnect(&b, DAT_CONNECTION_EVENT_BROKEN);
+	conn_disconnect(&a, DAT_CONNECTION_EVENT_DISCONNECTED);
+	conn_down(&b);
+	conn_down(&a);
 }
 
 /* ---- threads ---- */
@@ -1214,6 +1341,7 @@ static CU_TestInfo mem_tests[] = {
 	{ "rmr_bind: unconnected EP", test_rmr_bind_unconnected_ep },
 	{ "rmr_bind: connected EP (success, resources, flush)",
 	  test_rmr_bind_connected_ep },
+	{ "rmr_create_for_ep: EP scope against PZ scope", test_rmr_ep_scope },
 	{ "threads: create, query, free; racing frees", test_threads },
 	CU_TEST_INFO_NULL,
 };

@@ -149,16 +149,24 @@ run(int n)
 	}
 }
 
+/* A signalled WR on qp from (or into) e's memory at off; wr_id = op. */
 static int
-post(struct end *e, enum dpdat_wr_opcode op, uint32_t off, uint32_t len,
-     uint64_t raddr, uint32_t rkey)
+post_on(struct dpdat_qp *qp, struct end *e, enum dpdat_wr_opcode op,
+	uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
 	struct dpdat_sge sge = { (uintptr_t)e->buf + off, len, e->key };
 	struct dpdat_send_wr wr = { .wr_id = op, .opcode = op,
 		.flags = DPDAT_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1,
 		.remote_addr = raddr, .rkey = rkey };
 
-	return dpdat_post_send(e->qp, &wr);
+	return dpdat_post_send(qp, &wr);
+}
+
+static int
+post(struct end *e, enum dpdat_wr_opcode op, uint32_t off, uint32_t len,
+     uint64_t raddr, uint32_t rkey)
+{
+	return post_on(e->qp, e, op, off, len, raddr, rkey);
 }
 
 static int
@@ -617,6 +625,105 @@ test_srq_two_qps(void)
 	srq_teardown(qps, 4, srq);
 }
 
+/* The status of one RDMA op on qp (from A) against B's memory. */
+static enum dpdat_wc_status
+rdma_status(struct dpdat_qp *qp, enum dpdat_wr_opcode op, uint32_t off,
+	    uint64_t raddr, uint32_t rkey)
+{
+	struct dpdat_wc wc;
+
+	if (post_on(qp, &A, op, off, 4096, raddr, rkey) != 0 ||
+	    wait_wcs(A.cq, &wc, 1, 2000) != 1)
+		return (enum dpdat_wc_status)-1;
+	CU_ASSERT_EQUAL(wc.opcode, op);
+	return wc.status;
+}
+
+/* An RMR bound for one QP (dpdat_rmr_bind_qp): WRITE and READ through that
+ * QP resolve; through another QP of the same PZ they are refused and not a
+ * byte moves, while a PZ-wide bind of the same RMR served both. A bind for
+ * a QP of another PZ, or for no QP, fails. */
+static void
+test_rmr_qp_scope(void)
+{
+	struct dpdat_pz *pz2 = dpdat_pz_create(dpdat_dev_domain(B.dev));
+	struct dpdat_rmr *rmr = dpdat_rmr_create(B.pz);
+	uint8_t *win = B.buf + 65536;
+	struct dpdat_lmr_triplet seg = { .lmr_context = B.key,
+		.virtual_address = (uintptr_t)win, .segment_length = 4096 };
+	struct dpdat_qp_conf qc = { .max_send_wr = 4, .max_recv_wr = 4,
+		.send_cq = B.cq, .recv_cq = B.cq, .pz = pz2 };
+	struct dpdat_qp *a1, *a2, *b1, *b2, *other, *qps[4];
+	uint32_t pctx = 0, qctx = 0;
+
+	CU_ASSERT_FATAL(pz2 != NULL && rmr != NULL);
+	other = dpdat_qp_create(B.dev, &qc);
+	CU_ASSERT_FATAL(other != NULL);
+	srq_pair(NULL, &a1, &b1);
+	srq_pair(NULL, &a2, &b2);
+
+	/* PZ scope: either QP */
+	CU_ASSERT_EQUAL(dpdat_rmr_bind(rmr, &seg, DPDAT_MEM_PRIV_REMOTE,
+				       &pctx), 0);
+	memset(A.buf, 0x11, 4096);
+	CU_ASSERT_EQUAL(rdma_status(a2, DPDAT_WR_RDMA_WRITE, 0,
+				    seg.virtual_address, pctx),
+			DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(win[4095], 0x11);
+	memset(A.buf, 0x22, 4096);
+	CU_ASSERT_EQUAL(rdma_status(a1, DPDAT_WR_RDMA_WRITE, 0,
+				    seg.virtual_address, pctx),
+			DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(win[4095], 0x22);
+
+	/* QP scope: b1 only; the PZ-wide context died with the rebind */
+	CU_ASSERT_EQUAL(dpdat_rmr_bind_qp(rmr, b1, &seg, DPDAT_MEM_PRIV_REMOTE,
+					  &qctx), 0);
+	CU_ASSERT(qctx != 0 && qctx != pctx);
+	memset(A.buf, 0x33, 4096);
+	CU_ASSERT_EQUAL(rdma_status(a1, DPDAT_WR_RDMA_WRITE, 0,
+				    seg.virtual_address, qctx),
+			DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(win[0], 0x33);
+	CU_ASSERT_EQUAL(win[4095], 0x33);
+	memset(A.buf + 8192, 0, 4096);
+	CU_ASSERT_EQUAL(rdma_status(a1, DPDAT_WR_RDMA_READ, 8192,
+				    seg.virtual_address, qctx),
+			DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(A.buf[8192 + 4095], 0x33);
+	memset(A.buf, 0x44, 4096);
+	CU_ASSERT_EQUAL(rdma_status(a2, DPDAT_WR_RDMA_WRITE, 0,
+				    seg.virtual_address, qctx),
+			DPDAT_WC_REM_ACCESS_ERR);
+	CU_ASSERT_EQUAL(win[0], 0x33);
+	CU_ASSERT_EQUAL(win[4095], 0x33);
+	/* and the PZ-wide context no longer resolves anywhere */
+	CU_ASSERT_EQUAL(rdma_status(a1, DPDAT_WR_RDMA_WRITE, 0,
+				    seg.virtual_address, pctx),
+			DPDAT_WC_REM_ACCESS_ERR);
+	CU_ASSERT_EQUAL(win[0], 0x33);
+
+	CU_ASSERT_EQUAL(dpdat_rmr_bind_qp(rmr, other, &seg,
+					  DPDAT_MEM_PRIV_REMOTE, NULL), -EPERM);
+	CU_ASSERT_EQUAL(dpdat_rmr_bind_qp(rmr, NULL, &seg,
+					  DPDAT_MEM_PRIV_REMOTE, NULL), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_rmr_bind_qp(NULL, b1, &seg,
+					  DPDAT_MEM_PRIV_REMOTE, NULL), -EBADF);
+	seg.segment_length = 0;	/* unbinds */
+	CU_ASSERT_EQUAL(dpdat_rmr_bind_qp(rmr, b1, &seg, 0, &qctx), 0);
+	CU_ASSERT_EQUAL(qctx, 0);
+	CU_ASSERT_EQUAL(dpdat_rmr_free(rmr), 0);
+	CU_ASSERT_EQUAL(dpdat_qp_free(other), 0);
+	qps[0] = a1, qps[1] = a2, qps[2] = b1, qps[3] = b2;
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT(dpdat_qp_free(qps[i]) == 0);
+	run(4);
+	while (dpdat_cq_poll(A.cq, &(struct dpdat_wc){ 0 }, 1) > 0 ||
+	       dpdat_cq_poll(B.cq, &(struct dpdat_wc){ 0 }, 1) > 0)
+		;
+	CU_ASSERT_EQUAL(dpdat_pz_free(pz2), 0);
+}
+
 /* A multi-packet SEND keeps the WQE it started with: QP 1's message
  * begins, QP 2's whole message arrives, then the rest of QP 1's. QP 2
  * takes the second WQE and completes first; QP 1 finishes in the first. */
@@ -983,6 +1090,7 @@ test_rtu_before_dreq(void)
 CU_TestInfo rc_engine_tests[] = {
 	{ "CM: the RTU goes before a later DREQ", test_rtu_before_dreq },
 	{ "a connection outlives its QP", test_conn_outlives_qp },
+	{ "RMR bound for one QP", test_rmr_qp_scope },
 	{ "SRQ: two QPs, single and multi-packet", test_srq_two_qps },
 	{ "SRQ: a message keeps its WQE", test_srq_interleaved },
 	{ "SRQ: RNR NAK when empty", test_srq_rnr },
