@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -202,6 +203,8 @@ rsm_memseg_export_create(rsmapi_controller_handle_t controller,
 	um = umask(0);
 	umask(um);
 	e->cmask = 0666 & ~um;
+	e->uid = geteuid();
+	e->gid = getegid();
 	TAILQ_INIT(&e->conns);
 	TAILQ_INIT(&e->tickets);
 	r = export_resources(c, e);
@@ -479,15 +482,57 @@ out:
 
 /* ---- the service (called by the controller's thread) ---- */
 
+/*
+ * The rights an import may have, as Solaris's rsm driver decides them: the
+ * importer's node must be in the ACL (any node when there is none); the
+ * ACL entry's permission, or without an ACL the owner's 0666 & ~umask,
+ * gives three digits of which exactly one applies, as for a file: owner
+ * when the importer's effective uid is the owner's, else group when the
+ * owner's group is the importer's effective or a supplementary group, else
+ * other. The digit alone decides (an owner digit of 0 is not made up for
+ * by the group or other digit). need: 4 read, 2 write, 6 both.
+ * Returns 0, RSMERR_SEG_NOT_PUBLISHED_TO_NODE or RSMERR_PERM_DENIED.
+ */
+int
+rsm_perm_check(const rsmapi_access_entry_t *acl, uint_t nacl, mode_t cmask,
+	       uid_t owner, gid_t group, rsm_node_id_t node,
+	       const struct rsm_cred *who, uint32_t need)
+{
+	rsm_permission_t p = cmask;
+	unsigned int shift = 0;
+	uint_t i;
+
+	if (acl != NULL && nacl > 0) {
+		for (i = 0; i < nacl; i++)
+			if (node != 0 && acl[i].ae_node == node)
+				break;
+		if (i == nacl)
+			return RSMERR_SEG_NOT_PUBLISHED_TO_NODE;
+		p = acl[i].ae_permission;
+	}
+	if (who->uid != (uint32_t)owner) {
+		int member = who->gid == (uint32_t)group;
+
+		for (i = 0; !member && i < who->ngroups &&
+			    i < RSM_REQ_GROUPS; i++)
+			member = who->groups[i] == (uint32_t)group;
+		shift = member ? 3 : 6;
+	}
+	p = (p >> (6 - shift)) & 6;	/* the digit that applies */
+	if (need == 0 || (need & ~6u) != 0 || (need & ~p) != 0)
+		return RSMERR_PERM_DENIED;
+	return 0;
+}
+
 static int
 export_grant(struct rsm_ctlr *c, struct rsm_export *e,
 	     const struct rsm_req *q, uint32_t peer_ip, uint32_t *need,
 	     uint64_t *ticket)
 {
 	rsm_node_id_t node = rsm_ip_node(c, peer_ip);
-	rsm_permission_t p = e->cmask;
-	unsigned int digit;
+	struct rsm_cred who;
 	struct rsm_ticket *t;
+	int r;
 
 	*need = (q->perm >> 6) & 6;
 	if (q->op == RSM_OP_RESUME) {
@@ -499,24 +544,16 @@ export_grant(struct rsm_ctlr *c, struct rsm_export *e,
 			}
 		return RSMERR_SEG_NOT_PUBLISHED;
 	}
-	if (e->acl != NULL) {
-		uint_t i;
-
-		for (i = 0; i < e->nacl; i++)
-			if (node != 0 && e->acl[i].ae_node == node)
-				break;
-		if (i == e->nacl)
-			return RSMERR_SEG_NOT_PUBLISHED_TO_NODE;
-		p = e->acl[i].ae_permission;
-	}
-	if (q->uid == getuid())
-		digit = (p >> 6) & 7;
-	else if (q->gid == getgid())
-		digit = (p >> 3) & 7;
-	else
-		digit = p & 7;
-	if (*need == 0 || (*need & ~digit) != 0)
-		return RSMERR_PERM_DENIED;
+	who.uid = q->uid;
+	who.gid = q->gid;
+	who.ngroups = RTE_MIN(q->ngroups, (uint32_t)RSM_REQ_GROUPS);
+	memcpy(who.groups, (const uint8_t *)q + offsetof(struct rsm_req,
+							 groups),
+	       sizeof(who.groups));
+	r = rsm_perm_check(e->acl, e->nacl, e->cmask, e->uid, e->gid, node,
+			   &who, *need);
+	if (r != 0)
+		return r;
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return RSMERR_INSUFFICIENT_MEM;

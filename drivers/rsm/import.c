@@ -103,6 +103,29 @@ import_close(struct rsm_import *m, int bye)
 	m->stage_used = 0;
 }
 
+/* Who imports, for the exporter's choice of digit: the effective ids, as
+ * for a file, and the first supplementary groups other than the effective
+ * gid (as many as the REQ holds). */
+static void
+import_creds(struct rsm_req *q)
+{
+	gid_t *all = NULL;
+	int n = getgroups(0, NULL);
+
+	q->uid = geteuid();
+	q->gid = getegid();
+	q->ngroups = 0;
+	if (n > 0)
+		all = malloc((size_t)n * sizeof(*all));
+	if (all != NULL)
+		n = getgroups(n, all);
+	for (int i = 0; all != NULL && i < n &&
+			q->ngroups < RSM_REQ_GROUPS; i++)
+		if (all[i] != (gid_t)q->gid)
+			q->groups[q->ngroups++] = all[i];
+	free(all);
+}
+
 /* Connect (op NEW) or resume (op RESUME); 0 or an RSMERR code. */
 static int
 import_open(struct rsm_import *m, uint32_t op)
@@ -112,12 +135,12 @@ import_open(struct rsm_import *m, uint32_t op)
 				    .max_recv_wr = 4 };
 	struct rsm_req q = { .magic = RSM_WIRE_MAGIC, .op = op,
 			     .segid = m->segid, .perm = m->perm,
-			     .node = m->ctlr->node, .uid = getuid(),
-			     .gid = getgid(), .ticket = m->ticket };
+			     .node = m->ctlr->node, .ticket = m->ticket };
 	struct dpdat_cm_event ev;
 	struct rsm_rep rep;
 	int r;
 
+	import_creds(&q);
 	m->qp = dpdat_qp_create(m->ctlr->dev, &qc);
 	if (m->qp == NULL)
 		return RSMERR_INSUFFICIENT_RESOURCES;

@@ -33,6 +33,9 @@ extern int rsm_logtype;
 
 enum rsm_req_op { RSM_OP_NEW = 1, RSM_OP_RESUME, RSM_OP_BYE };
 
+/* Supplementary groups an importer sends: what the REQ has room for. */
+#define RSM_REQ_GROUPS		13
+
 /* REQ private data (at most DPDAT_CM_REQ_PDATA_MAX bytes). */
 struct rsm_req {
 	uint32_t magic;
@@ -40,9 +43,21 @@ struct rsm_req {
 	uint32_t segid;
 	uint32_t perm;		/* RSM_PERM_* asked for */
 	uint32_t node;		/* the importer's node id, as it believes */
-	uint32_t uid, gid;	/* select the owner, group or other digit */
+	uint32_t uid, gid;	/* effective ids: owner, group or other digit */
 	uint64_t ticket;	/* RESUME and BYE: the import being resumed */
+	uint32_t ngroups;	/* supplementary groups, the first ones */
+	uint32_t groups[RSM_REQ_GROUPS];
 } __attribute__((packed));
+
+_Static_assert(sizeof(struct rsm_req) <= DPDAT_CM_REQ_PDATA_MAX,
+	       "the REQ private data holds an rsm_req");
+
+/* Who asks for an import, as its REQ says. */
+struct rsm_cred {
+	uint32_t uid, gid;
+	uint32_t ngroups;
+	uint32_t groups[RSM_REQ_GROUPS];
+};
 
 /* REP (status 0) or REJ (status RSMERR_*) private data. */
 struct rsm_rep {
@@ -78,6 +93,8 @@ struct rsm_export {
 	void *vaddr;
 	size_t size;
 	mode_t cmask;		/* 0666 & ~umask at creation: the NULL ACL */
+	uid_t uid;		/* the owner: effective ids at creation */
+	gid_t gid;
 	struct dpdat_lmr *lmr;
 	struct dpdat_rmr *rmr[8];	/* by need: 2, 4, 6 */
 	uint32_t rkey[8];
@@ -164,6 +181,9 @@ rsm_node_id_t dpdat_rsm_local_node(void);
 
 /* export.c */
 struct rsm_export *rsm_export_find(struct rsm_ctlr *c, const void *h);
+int rsm_perm_check(const rsmapi_access_entry_t *acl, uint_t nacl,
+		   mode_t cmask, uid_t owner, gid_t group, rsm_node_id_t node,
+		   const struct rsm_cred *who, uint32_t need);
 void rsm_export_request(struct rsm_ctlr *c, struct dpdat_cm_event *ev);
 void rsm_export_conn_gone(struct rsm_ctlr *c, struct dpdat_cm_event *ev);
 int rsm_export_signal_wait(struct rsm_export *e, int timeout);

@@ -244,6 +244,24 @@ typedef struct rsm_topology {
 int rsm_get_interconnect_topology(rsm_topology_t **topology_data);
 void rsm_free_interconnect_topology(rsm_topology_t *topology_data);
 
+/**
+ * The range of segment ids reserved for an application in the file
+ * rsm.segmentid: DPDAT_RSM_SEGMENTID_FILE, else /etc/rsm/rsm.segmentid.
+ * Each line is "appid baseid length" (numbers in C notation), '#' starts
+ * a comment; every range lies in RSM_USER_APP_ID_BASE..RSM_USER_APP_ID_END.
+ *
+ * @param appid   the application id, compared exactly
+ * @param baseid  out: the first id of the range
+ * @param length  out: the number of ids
+ * @return 0; RSMERR_BAD_ADDR when a pointer is NULL; RSMERR_BAD_CONF when
+ *   the file cannot be read or a line of it is wrong (field count, numbers,
+ *   a range that is empty, leaves the user-application range or overlaps
+ *   another, an appid repeated); RSMERR_BAD_APPID when no line names
+ *   appid; RSMERR_INSUFFICIENT_MEM.
+ */
+int rsm_get_segmentid_range(const char *appid, rsm_memseg_id_t *baseid,
+			    uint32_t *length);
+
 /* Controllers */
 int rsm_get_controller(char *name, rsmapi_controller_handle_t *controller);
 int rsm_get_controller_attr(rsmapi_controller_handle_t chdl,

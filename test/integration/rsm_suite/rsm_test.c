@@ -5,13 +5,15 @@
 /* RSMAPI between two processes over memif (run2.sh): the server is node 1
  * and exports, the client is node 2 and imports. Usage:
  *   rsm_test server|client <memif socket> acl|readonly|republish|rebind|
- *            destroy|barrier|signals
+ *            destroy|barrier|signals|perms
  * The two sides keep step with files next to the socket. */
 
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +22,8 @@
 #define SEG_LEN		(256 * 1024)
 #define SEG_ID		0x600100
 #define SEG_ID2		0x600101
+#define SEG_ID3		0x600102
+#define SEG_ID4		0x600103
 
 static const char *role, *sock;
 static int server;
@@ -539,6 +543,132 @@ signals_client(void)
 	EXPECT(rsm_memseg_import_disconnect(h), 0);
 }
 
+/* ---- perms: the owner, group and other digits, and the NULL ACL ----
+ *
+ * Both processes run as root; the importer takes other effective ids (and
+ * supplementary groups) around its connects, so that the exporter's group
+ * or other digit applies. Needs root: skipped (77) otherwise. */
+
+#define NOBODY	((uid_t)65534)	/* neither the exporter's uid nor gid */
+
+static void
+perms_server(void)
+{
+	rsmapi_access_entry_t grp[1] = { { 2, 0060 } };	/* group: rw */
+	rsmapi_access_entry_t oth[1] = { { 2, 0004 } };	/* other: r */
+	uint8_t *ma = memory(0), *mb = memory(0), *mc = memory(0);
+	uint8_t *md = memory(0);
+	rsm_memseg_export_handle_t a, b, c, d;
+	mode_t old;
+
+	a = export(ma, SEG_ID, grp, 1, 0);
+	b = export(mb, SEG_ID2, oth, 1, 0);
+	/* NULL ACLs: 0666 & ~umask at creation, 0640 and 0666 */
+	old = umask(027);
+	c = export(mc, SEG_ID3, NULL, 0, 0);
+	umask(0);
+	d = export(md, SEG_ID4, NULL, 0, 0);
+	umask(old);
+	step("published");
+	step("done");
+	/* a and d took a page of generation 1 (by group and by other) */
+	check(ma, 4096, 0, 1, "group-granted put");
+	check(ma + 4096, SEG_LEN - 4096, 4096, 0, "segment a after the put");
+	check(mb, SEG_LEN, 0, 0, "other read-only segment after the puts");
+	check(mc, SEG_LEN, 0, 0, "umask 027 segment after the group's puts");
+	check(md, 4096, 0, 1, "other's put with umask 0");
+	check(md + 4096, SEG_LEN - 4096, 4096, 0, "segment d after the put");
+	EXPECT(rsm_memseg_export_destroy(a), 0);
+	EXPECT(rsm_memseg_export_destroy(b), 0);
+	EXPECT(rsm_memseg_export_destroy(c), 0);
+	EXPECT(rsm_memseg_export_destroy(d), 0);
+}
+
+/* Take effective ids uid:gid with the one supplementary group sup (root
+ * again first: only root may change them). */
+static void
+become(uid_t uid, gid_t gid, gid_t sup)
+{
+	if (seteuid(0) != 0 || setgroups(1, &sup) != 0 || setegid(gid) != 0 ||
+	    seteuid(uid) != 0)
+		FAIL("cannot become %u:%u (group %u)", uid, gid, sup);
+}
+
+/* Import for writing: a page of generation 1 at 0, read back. */
+static void
+perms_write(rsm_memseg_id_t id, const uint8_t *gen1, const char *what)
+{
+	rsm_memseg_import_handle_t h = import(id, RSM_PERM_RDWR);
+	uint8_t buf[4096];
+
+	EXPECT(rsm_memseg_import_put(h, 0, (void *)gen1, 4096), 0);
+	EXPECT(rsm_memseg_import_get(h, 0, buf, 4096), 0);
+	check(buf, 4096, 0, 1, what);
+	EXPECT(rsm_memseg_import_disconnect(h), 0);
+}
+
+/* Import read-only: gets work, the exporter's rkey refuses the puts. */
+static void
+perms_read(rsm_memseg_id_t id, const uint8_t *gen1, const char *what)
+{
+	rsm_memseg_import_handle_t h = NULL;
+	uint8_t buf[4096];
+
+	EXPECT(rsm_memseg_import_connect(ctl, 1, id, RSM_PERM_RDWR, &h),
+	       RSMERR_PERM_DENIED);
+	EXPECT(rsm_memseg_import_connect(ctl, 1, id, RSM_PERM_WRITE, &h),
+	       RSMERR_PERM_DENIED);
+	h = import(id, RSM_PERM_READ);
+	EXPECT(rsm_memseg_import_get(h, 8192, buf, 4096), 0);
+	check(buf, 4096, 8192, 0, what);
+	EXPECT(rsm_memseg_import_put(h, 0, (void *)gen1, 4096),
+	       RSMERR_PERM_DENIED);
+	EXPECT(rsm_memseg_import_disconnect(h), 0);
+}
+
+static void
+perms_denied(rsm_memseg_id_t id)
+{
+	rsm_memseg_import_handle_t h = NULL;
+
+	EXPECT(rsm_memseg_import_connect(ctl, 1, id, RSM_PERM_READ, &h),
+	       RSMERR_PERM_DENIED);
+	EXPECT(rsm_memseg_import_connect(ctl, 1, id, RSM_PERM_RDWR, &h),
+	       RSMERR_PERM_DENIED);
+}
+
+static void
+perms_client(void)
+{
+	uint8_t *gen1 = memory(1);
+	rsm_memseg_import_handle_t h;
+
+	step("published");
+	/* the owner (same uid): the owner digit alone, though root's gid
+	 * is the segment's and b's other digit allows reads */
+	become(0, 0, 0);
+	perms_denied(SEG_ID);
+	perms_denied(SEG_ID2);
+	h = import(SEG_ID3, RSM_PERM_RDWR);	/* 0640: owner rw */
+	EXPECT(rsm_memseg_import_disconnect(h), 0);
+	/* group by the effective gid */
+	become(NOBODY, 0, 0);
+	perms_write(SEG_ID, gen1, "group (egid) read-write import");
+	perms_denied(SEG_ID2);			/* group digit 0 */
+	perms_read(SEG_ID3, gen1, "group read-only import (umask 027)");
+	/* group by a supplementary group only */
+	become(NOBODY, NOBODY, 0);
+	perms_write(SEG_ID, gen1, "group (supplementary) import");
+	/* other */
+	become(NOBODY, NOBODY, NOBODY);
+	perms_denied(SEG_ID);			/* other digit 0 */
+	perms_read(SEG_ID2, gen1, "other read-only import");
+	perms_denied(SEG_ID3);			/* 0640: other none */
+	perms_write(SEG_ID4, gen1, "other read-write import (umask 0)");
+	become(0, 0, 0);
+	step("done");
+}
+
 static const struct {
 	const char *name;
 	void (*server)(void), (*client)(void);
@@ -550,6 +680,7 @@ static const struct {
 	{ "destroy", destroy_server, destroy_client },
 	{ "barrier", barrier_server, barrier_client },
 	{ "signals", signals_server, signals_client },
+	{ "perms", perms_server, perms_client },
 };
 
 int
@@ -563,6 +694,11 @@ main(int argc, char **argv)
 	role = argv[1];
 	sock = argv[2];
 	server = strcmp(role, "server") == 0;
+	if (strcmp(argv[3], "perms") == 0 && geteuid() != 0) {
+		printf("%s: perms skipped: changing ids needs root\n", role);
+		fflush(stdout);
+		_exit(77);
+	}
 	snprintf(dev, sizeof(dev), "net_memif0,role=%s,socket=%s", role, sock);
 	setenv("DPDAT_RSM_DEVICE", dev, 1);
 	setenv("DPDAT_RSM_NODES", "1=198.18.0.1,2=198.18.0.2,3=198.18.0.3", 1);

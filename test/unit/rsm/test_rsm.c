@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -425,6 +426,261 @@ test_import_args(void)
 	CU_ASSERT_EQUAL(rsm_memseg_import_putv(NULL), RSMERR_BAD_SGIO);
 }
 
+/* ---- permissions: which digit applies to an importer ---- */
+
+#define OWNER	1000
+#define GROUP	100
+
+static const struct {
+	const char *what;
+	rsm_permission_t perm;		/* node 2's ACL entry */
+	uint32_t uid, gid, sup;		/* the importer; sup 0: none */
+	uint32_t need;			/* 4 read, 2 write, 6 both */
+	int want;
+} perm_cases[] = {
+	{ "owner rw", 0600, OWNER, GROUP, 0, 6, 0 },
+	{ "owner r, asks w", 0400, OWNER, GROUP, 0, 2, RSMERR_PERM_DENIED },
+	{ "owner w only", 0200, OWNER, GROUP, 0, 2, 0 },
+	{ "owner w, asks r", 0200, OWNER, GROUP, 0, 4, RSMERR_PERM_DENIED },
+	/* the owner's digit alone, however generous the others */
+	{ "owner 0, group/other 6", 0066, OWNER, GROUP, 0, 4,
+	  RSMERR_PERM_DENIED },
+	{ "group only rw", 0060, 7, GROUP, 0, 6, 0 },
+	{ "group only r", 0040, 7, GROUP, 0, 4, 0 },
+	{ "group r, asks rw", 0040, 7, GROUP, 0, 6, RSMERR_PERM_DENIED },
+	{ "group by supplementary", 0060, 7, 8, GROUP, 6, 0 },
+	{ "group 0, other 6", 0606, 7, GROUP, 0, 4, RSMERR_PERM_DENIED },
+	{ "other only r", 0004, 7, 8, 9, 4, 0 },
+	{ "other r, asks w", 0004, 7, 8, 9, 2, RSMERR_PERM_DENIED },
+	{ "other only w", 0002, 7, 8, 0, 2, 0 },
+	{ "other 0, owner/group 6", 0660, 7, 8, 9, 4, RSMERR_PERM_DENIED },
+	{ "all 0", 0, OWNER, GROUP, 0, 4, RSMERR_PERM_DENIED },
+	{ "nothing asked", 0666, OWNER, GROUP, 0, 0, RSMERR_PERM_DENIED },
+};
+
+static void
+test_perm_digits(void)
+{
+	rsmapi_access_entry_t acl[2] = { { 3, 0666 }, { 2, 0 } };
+	struct rsm_cred who;
+	size_t i;
+
+	for (i = 0; i < RTE_DIM(perm_cases); i++) {
+		memset(&who, 0, sizeof(who));
+		who.uid = perm_cases[i].uid;
+		who.gid = perm_cases[i].gid;
+		if (perm_cases[i].sup != 0) {
+			who.ngroups = 1;
+			who.groups[0] = perm_cases[i].sup;
+		}
+		acl[1].ae_permission = perm_cases[i].perm;
+		if (rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2, &who,
+				   perm_cases[i].need) != perm_cases[i].want)
+			fprintf(stderr, "case \"%s\" fails\n",
+				perm_cases[i].what);
+		CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2,
+					       &who, perm_cases[i].need),
+				perm_cases[i].want);
+	}
+	/* a node not in the list, whatever its digits would give */
+	who.uid = OWNER;
+	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0666, OWNER, GROUP, 4, &who, 4),
+			RSMERR_SEG_NOT_PUBLISHED_TO_NODE);
+	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0666, OWNER, GROUP, 0, &who, 4),
+			RSMERR_SEG_NOT_PUBLISHED_TO_NODE);
+	/* a supplementary group beyond the ones a REQ carries is not seen */
+	who.uid = 7;
+	who.gid = 8;
+	who.ngroups = RSM_REQ_GROUPS + 1;
+	for (i = 0; i < RSM_REQ_GROUPS; i++)
+		who.groups[i] = 200 + i;
+	acl[1].ae_permission = 0060;
+	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2, &who, 4),
+			RSMERR_PERM_DENIED);
+	who.groups[RSM_REQ_GROUPS - 1] = GROUP;
+	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2, &who, 4),
+			0);
+}
+
+/* NULL ACL: any node, with 0666 & ~umask of the exporter at creation; the
+ * owner is the creator's effective uid and gid. */
+static void
+test_null_acl_umask(void)
+{
+	uint8_t *p = region(2 * pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t h[2];
+	struct rsm_export *e[2];
+	struct rsm_cred owner = { .uid = geteuid(), .gid = getegid() };
+	struct rsm_cred group = { .uid = geteuid() + 1, .gid = getegid() };
+	struct rsm_cred other = { .uid = geteuid() + 1, .gid = getegid() + 1 };
+	rsm_memseg_id_t id[2] = { 0x600020, 0x600021 };
+	mode_t old = umask(027);
+	int i;
+
+	h[0] = seg(p, pg, 0);
+	umask(002);
+	h[1] = seg(p + pg, pg, 0);
+	umask(old);
+	for (i = 0; i < 2; i++) {
+		CU_ASSERT_EQUAL(rsm_memseg_export_publish(h[i], &id[i], NULL,
+							  0), 0);
+		e[i] = (struct rsm_export *)h[i];
+	}
+	CU_ASSERT_EQUAL(e[0]->uid, geteuid());
+	CU_ASSERT_EQUAL(e[0]->gid, getegid());
+	CU_ASSERT_EQUAL(e[0]->cmask, 0640);
+	CU_ASSERT_EQUAL(e[1]->cmask, 0664);
+#define CHECK(i, who, need, want) CU_ASSERT_EQUAL(rsm_perm_check(e[i]->acl, \
+	e[i]->nacl, e[i]->cmask, e[i]->uid, e[i]->gid, 2, &who, need), want)
+	/* 0640: owner rw, group r, other nothing */
+	CHECK(0, owner, 6, 0);
+	CHECK(0, group, 4, 0);
+	CHECK(0, group, 2, RSMERR_PERM_DENIED);
+	CHECK(0, other, 4, RSMERR_PERM_DENIED);
+	/* 0664: group rw, other r; any node of DPDAT_RSM_NODES */
+	CHECK(1, group, 6, 0);
+	CHECK(1, other, 4, 0);
+	CHECK(1, other, 2, RSMERR_PERM_DENIED);
+	CU_ASSERT_EQUAL(rsm_perm_check(e[1]->acl, e[1]->nacl, e[1]->cmask,
+				       e[1]->uid, e[1]->gid, 1, &other, 4), 0);
+#undef CHECK
+	for (i = 0; i < 2; i++)
+		CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h[i]), 0);
+	munmap(p, 2 * pg);
+}
+
+/* ---- rsm_get_segmentid_range ---- */
+
+static char segid_path[64];
+
+/* Write text as the segment id file the library reads. */
+static void
+segid_file(const char *text)
+{
+	FILE *f = fopen(segid_path, "w");
+
+	CU_ASSERT_FATAL(f != NULL);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int
+segid_get(const char *text, const char *appid, rsm_memseg_id_t *base,
+	  uint32_t *len)
+{
+	segid_file(text);
+	*base = 1;
+	*len = 1;
+	return rsm_get_segmentid_range(appid, base, len);
+}
+
+static const char segid_good[] =
+	"# appid     baseid       length\n"
+	"\n"
+	"   # an indented comment\n"
+	"SUNW.demo   0x80000000   0x1000\n"
+	"\tcom.example.db\t0x80100000 4096   # trailing comment\n"
+	"last        0xFFFFFF00   256";		/* no newline, to the end */
+
+static const struct {
+	const char *what;
+	const char *text;
+} segid_bad_files[] = {
+	{ "two fields", "a 0x80000000\n" },
+	{ "four fields", "a 0x80000000 16 x\n" },
+	{ "base not a number", "a 0x8000000g 16\n" },
+	{ "length not a number", "a 0x80000000 sixteen\n" },
+	{ "negative length", "a 0x80000000 -16\n" },
+	{ "base above 32 bits", "a 0x180000000 16\n" },
+	{ "empty range", "a 0x80000000 0\n" },
+	{ "below the user range", "a 0x7FFFFFFF 16\n" },
+	{ "HPC range", "a 0x400000 16\n" },
+	{ "past 0xFFFFFFFF", "a 0xFFFFFF00 257\n" },
+	{ "wrapping", "a 0xFFFFFFFF 0xFFFFFFFF\n" },
+	{ "repeated appid", "a 0x80000000 16\nb 0x80000100 16\n"
+			    "a 0x80000200 16\n" },
+	{ "overlap", "a 0x80000000 16\nb 0x8000000F 16\n" },
+	{ "bad line after the one asked", "good 0x80000000 16\n junk\n" },
+};
+
+static void
+test_segmentid_range(void)
+{
+	rsm_memseg_id_t base;
+	uint32_t len;
+	char *longline;
+	size_t i;
+
+	/* every line of a good file, and its ends */
+	CU_ASSERT_EQUAL(segid_get(segid_good, "SUNW.demo", &base, &len), 0);
+	CU_ASSERT_EQUAL(base, 0x80000000u);
+	CU_ASSERT_EQUAL(len, 0x1000u);
+	CU_ASSERT_EQUAL(segid_get(segid_good, "com.example.db", &base, &len),
+			0);
+	CU_ASSERT_EQUAL(base, 0x80100000u);
+	CU_ASSERT_EQUAL(len, 4096u);
+	CU_ASSERT_EQUAL(segid_get(segid_good, "last", &base, &len), 0);
+	CU_ASSERT_EQUAL(base, 0xFFFFFF00u);
+	CU_ASSERT_EQUAL(len, 256u);
+	CU_ASSERT_EQUAL(segid_get("all 0x80000000 0x80000000\n", "all", &base,
+				  &len), 0);
+	CU_ASSERT_EQUAL(base, RSM_USER_APP_ID_BASE);
+	CU_ASSERT_EQUAL(len, 0x80000000u);
+	/* RSMERR_BAD_APPID: not there, case differs, a prefix, a comment */
+	CU_ASSERT_EQUAL(segid_get(segid_good, "nosuch", &base, &len),
+			RSMERR_BAD_APPID);
+	CU_ASSERT_EQUAL(base, 1);	/* untouched on error */
+	CU_ASSERT_EQUAL(len, 1);
+	CU_ASSERT_EQUAL(segid_get(segid_good, "sunw.demo", &base, &len),
+			RSMERR_BAD_APPID);
+	CU_ASSERT_EQUAL(segid_get(segid_good, "SUNW", &base, &len),
+			RSMERR_BAD_APPID);
+	CU_ASSERT_EQUAL(segid_get(segid_good, "appid", &base, &len),
+			RSMERR_BAD_APPID);
+	CU_ASSERT_EQUAL(segid_get(segid_good, "", &base, &len),
+			RSMERR_BAD_APPID);
+	CU_ASSERT_EQUAL(segid_get("# only comments\n\n", "a", &base, &len),
+			RSMERR_BAD_APPID);
+	/* RSMERR_BAD_ADDR */
+	CU_ASSERT_EQUAL(rsm_get_segmentid_range(NULL, &base, &len),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_get_segmentid_range("last", NULL, &len),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_get_segmentid_range("last", &base, NULL),
+			RSMERR_BAD_ADDR);
+	/* RSMERR_BAD_CONF: malformed, whichever appid is asked for */
+	for (i = 0; i < RTE_DIM(segid_bad_files); i++) {
+		int r = segid_get(segid_bad_files[i].text, "good", &base,
+				  &len);
+
+		if (r != RSMERR_BAD_CONF)
+			fprintf(stderr, "\"%s\": %d\n", segid_bad_files[i].what,
+				r);
+		CU_ASSERT_EQUAL(r, RSMERR_BAD_CONF);
+	}
+	/* lines of up to 1023 characters */
+	longline = malloc(1100);
+	CU_ASSERT_FATAL(longline != NULL);
+	memset(longline, ' ', 1100);
+	memcpy(longline, "good 0x80000000 16", 18);
+	strcpy(longline + 1023, "\n");
+	CU_ASSERT_EQUAL(segid_get(longline, "good", &base, &len), 0);
+	CU_ASSERT_EQUAL(len, 16);
+	longline[1023] = ' ';
+	strcpy(longline + 1024, "\n");
+	CU_ASSERT_EQUAL(segid_get(longline, "good", &base, &len),
+			RSMERR_BAD_CONF);
+	free(longline);
+	/* RSMERR_BAD_CONF: missing, unreadable (a directory) */
+	unlink(segid_path);
+	CU_ASSERT_EQUAL(rsm_get_segmentid_range("last", &base, &len),
+			RSMERR_BAD_CONF);
+	setenv("DPDAT_RSM_SEGMENTID_FILE", "/", 1);
+	CU_ASSERT_EQUAL(rsm_get_segmentid_range("last", &base, &len),
+			RSMERR_BAD_CONF);
+	setenv("DPDAT_RSM_SEGMENTID_FILE", segid_path, 1);
+}
+
 static CU_TestInfo tests[] = {
 	{ "import arguments", test_import_args },
 	{ "topology", test_topology },
@@ -436,6 +692,9 @@ static CU_TestInfo tests[] = {
 	{ "republish/unpublish errors", test_republish_unpublish_errors },
 	{ "rebind errors", test_rebind_errors },
 	{ "signal wait timeout", test_signal_timeout },
+	{ "permission digits", test_perm_digits },
+	{ "NULL ACL and umask", test_null_acl_umask },
+	{ "segment id ranges", test_segmentid_range },
 	CU_TEST_INFO_NULL,
 };
 
@@ -451,6 +710,9 @@ main(void)
 	unsigned int fails;
 
 	pg = (size_t)sysconf(_SC_PAGESIZE);
+	snprintf(segid_path, sizeof(segid_path),
+		 "/tmp/dpdat-rsm-unit-%d.segmentid", (int)getpid());
+	setenv("DPDAT_RSM_SEGMENTID_FILE", segid_path, 1);
 	snprintf(dev, sizeof(dev),
 		 "net_memif0,role=server,socket=/tmp/dpdat-rsm-unit-%d.sock",
 		 (int)getpid());
@@ -472,5 +734,6 @@ main(void)
 	fails = CU_get_number_of_failures();
 	CU_cleanup_registry();
 	unlink(dev + strlen("net_memif0,role=server,socket="));
+	unlink(segid_path);
 	_exit(fails != 0);
 }
