@@ -36,7 +36,8 @@ struct dpdat_port_conf {
 	uint16_t mtu;
 	/** mbufs in the port's pool; 0 means 8191. */
 	unsigned int n_mbufs;
-	/** Seconds to wait for the link to come up; 0 means do not wait. */
+	/** Seconds to wait for the link to come up (and, for a memif client, for
+	 *  its server to accept); 0 means do not wait. */
 	unsigned int link_wait_s;
 };
 
@@ -99,8 +100,9 @@ struct dpdat_fault_conf {
  *
  * @return The port, or NULL with rte_errno: EINVAL (missing or bad device
  *   string or address), ENODEV (device could not be probed), ENOMEM,
- *   ETIMEDOUT (link did not come up within link_wait_s), or the device's
- *   own error.
+ *   ETIMEDOUT (link did not come up within link_wait_s), ECONNREFUSED (a
+ *   memif client whose server did not accept within link_wait_s), or the
+ *   device's own error.
  */
 struct dpdat_port *
 dpdat_port_create(const struct dpdat_port_conf *conf);

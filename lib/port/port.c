@@ -143,8 +143,55 @@ port_detach(uint16_t port_id)
 		rte_dev_remove(dev);
 }
 
+/* True for a memif device in the client role (memif's default is server). */
+static bool
+memif_client(const char *device)
+{
+	char role[16];
+
+	return strncmp(device, "net_memif", 9) == 0 &&
+	       devarg(device, "role", role, sizeof(role)) != NULL &&
+	       strcmp(role, "client") == 0;
+}
+
+/* Start the port. A memif client cannot start until its server's socket
+ * accepts (DPDK 22.11 connects once, in dev_start): it waits for up to
+ * wait_s seconds, so that two processes can be started in either order.
+ * It tries again once the socket file exists (every 100 ms while it is
+ * refused; an abstract socket, '@...', is simply tried every 100 ms). */
 static int
-port_configure(struct dpdat_port *p)
+port_start(struct dpdat_port *p, const char *device, unsigned int wait_s)
+{
+	uint64_t end = rte_get_timer_cycles() + wait_s * rte_get_timer_hz();
+	char path[108] = "/run/memif.sock";	/* memif's default */
+	bool said = false;
+	int ret;
+
+	if (!memif_client(device))
+		return rte_eth_dev_start(p->port_id);
+	devarg(device, "socket", path, sizeof(path));
+	while ((ret = rte_eth_dev_start(p->port_id)) < 0 &&
+	       rte_get_timer_cycles() < end) {
+		if (!said) {
+			PORT_LOG(NOTICE, "%s: waiting up to %u s for a memif "
+				 "server at %s", p->name, wait_s, path);
+			said = true;
+		}
+		do
+			rte_delay_us_sleep(100 * 1000);
+		while (path[0] != '@' && access(path, F_OK) != 0 &&
+		       rte_get_timer_cycles() < end);
+	}
+	if (ret < 0) {
+		PORT_LOG(ERR, "%s: no memif server accepts at %s%s", p->name,
+			 path, wait_s ? " (gave up waiting)" : "");
+		ret = -ECONNREFUSED;
+	}
+	return ret;
+}
+
+static int
+port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 {
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info di;
@@ -191,7 +238,7 @@ port_configure(struct dpdat_port *p)
 	ret = rte_eth_macaddr_get(p->port_id, &p->mac);
 	if (ret < 0)
 		return ret;
-	ret = rte_eth_dev_start(p->port_id);
+	ret = port_start(p, device, wait_s);
 	if (ret < 0)
 		return ret;
 	return port_steer_rules(p);
@@ -251,7 +298,7 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		ret = -ENOMEM;
 		goto err_detach;
 	}
-	ret = port_configure(p);
+	ret = port_configure(p, devargs, conf->link_wait_s);
 	if (ret < 0) {
 		PORT_LOG(ERR, "%s: configure: %s", p->name, rte_strerror(-ret));
 		goto err_pool;
