@@ -293,20 +293,116 @@ segid_in_use(struct rsm_ctlr *c, rsm_memseg_id_t id)
 	return 0;
 }
 
+/* The ranges the segment id file reserves, as publish sees them. */
+struct segid_res {
+	struct { uint64_t base, end; } *r;
+	unsigned int n, cap;
+};
+
+static int
+segid_res_add(const char *appid, uint64_t base, uint64_t end, void *arg)
+{
+	struct segid_res *s = arg;
+
+	RTE_SET_USED(appid);
+	if (s->n == s->cap) {
+		unsigned int cap = s->cap != 0 ? 2 * s->cap : 16;
+		void *r = realloc(s->r, cap * sizeof(*s->r));
+
+		if (r == NULL)
+			return RSMERR_INSUFFICIENT_MEM;
+		s->r = r;
+		s->cap = cap;
+	}
+	s->r[s->n].base = base;
+	s->r[s->n].end = end;
+	s->n++;
+	return 0;
+}
+
+/* The file is read on every publish that may need it (id 0 or an id of
+ * the user-application range) rather than cached: publish is control path,
+ * and an edited file counts from the next publish. It is read before the
+ * controller lock is taken, so that a slow file system does not hold up
+ * the service thread. No file, or a malformed one (logged by the walk),
+ * reserves nothing: generation runs over the whole range and no explicit
+ * user-application id is authorized. */
+static int
+segid_res_load(struct segid_res *s)
+{
+	int r = rsm_segid_walk(segid_res_add, s);
+
+	if (r == -ENOENT || r == RSMERR_BAD_CONF) {
+		s->n = 0;
+		r = 0;
+	}
+	return r;
+}
+
+/* The index of the range holding id, or -1. */
+static int
+segid_res_find(const struct segid_res *s, uint64_t id)
+{
+	for (unsigned int i = 0; i < s->n; i++)
+		if (s->r[i].base <= id && id <= s->r[i].end)
+			return (int)i;
+	return -1;
+}
+
+/* Id 0: the next id of the user-application range from c->next_id up, up
+ * to and including RSM_USER_APP_ID_END (0xFFFFFFFF) and then around to the
+ * base, that is neither in use nor in a reserved range (jumped over whole).
+ * RSMERR_INSUFFICIENT_RESOURCES when every id is one or the other. */
+static int
+segid_generate(struct rsm_ctlr *c, const struct segid_res *res,
+	       rsm_memseg_id_t *out)
+{
+	const uint64_t span = (uint64_t)RSM_USER_APP_ID_END -
+			      RSM_USER_APP_ID_BASE + 1;
+	uint64_t id = c->next_id, passed = 0;
+	int i;
+
+	if (id < RSM_USER_APP_ID_BASE)
+		id = RSM_USER_APP_ID_BASE;
+	/* passed counts the ids stepped over: all of them once it is span */
+	while (passed < span) {
+		i = segid_res_find(res, id);
+		if (i >= 0) {
+			passed += res->r[i].end - id + 1;
+			id = res->r[i].end + 1;
+		} else if (segid_in_use(c, (rsm_memseg_id_t)id)) {
+			passed++;
+			id++;
+		} else {
+			*out = (rsm_memseg_id_t)id;
+			c->next_id = id == RSM_USER_APP_ID_END ?
+				     RSM_USER_APP_ID_BASE : (uint32_t)id + 1;
+			return 0;
+		}
+		if (id > RSM_USER_APP_ID_END)
+			id = RSM_USER_APP_ID_BASE;
+	}
+	return RSMERR_INSUFFICIENT_RESOURCES;
+}
+
 int
 rsm_memseg_export_publish(rsm_memseg_export_handle_t memseg,
 			  rsm_memseg_id_t *segment_id,
 			  rsmapi_access_entry_t access_list[],
 			  uint_t access_list_length)
 {
+	struct segid_res res = { NULL, 0, 0 };
 	struct rsm_export *e;
 	struct rsm_ctlr *c;
 	rsm_memseg_id_t id;
-	int r;
+	int r, res_r = 0;
 
+	if (segment_id != NULL && (*segment_id == 0 ||
+				   *segment_id >= RSM_USER_APP_ID_BASE))
+		res_r = segid_res_load(&res);
 	e = export_get(memseg, &r);
 	if (e == NULL)
-		return r;
+		goto out_free;
 	c = e->ctlr;
 	r = RSMERR_SEG_ALREADY_PUBLISHED;
 	if (e->published)
@@ -317,28 +413,23 @@ rsm_memseg_export_publish(rsm_memseg_export_handle_t memseg,
 	r = acl_check(c, access_list, access_list_length);
 	if (r != 0)
 		goto out;
+	r = res_r;
+	if (r != 0)
+		goto out;
 	id = *segment_id;
 	if (id == 0) {
-		/* generated in the user-application range, up to and
-		 * including RSM_USER_APP_ID_END (0xFFFFFFFF) */
-		uint64_t tries = 0;
-
-		while (segid_in_use(c, c->next_id) &&
-		       tries++ < (uint64_t)RSM_USER_APP_ID_END -
-				 RSM_USER_APP_ID_BASE)
-			c->next_id = c->next_id == RSM_USER_APP_ID_END ?
-				     RSM_USER_APP_ID_BASE : c->next_id + 1;
-		id = c->next_id;
-		c->next_id = id == RSM_USER_APP_ID_END ?
-			     RSM_USER_APP_ID_BASE : id + 1;
+		r = segid_generate(c, &res, &id);
+		if (r != 0)
+			goto out;
 	} else {
 		r = RSMERR_RESERVED_SEGID;
 		if (id <= RSM_DLPI_ID_END ||
 		    (id >= RSM_OPS_ID_BASE && id <= RSM_OPS_ID_END))
 			goto out;
-		/* the user-application range is the framework's to give */
+		/* the user-application range is the framework's to give,
+		 * but for the ranges the file reserves for applications */
 		r = RSMERR_BAD_SEGID;
-		if (id >= RSM_USER_APP_ID_BASE)
+		if (id >= RSM_USER_APP_ID_BASE && segid_res_find(&res, id) < 0)
 			goto out;
 	}
 	r = RSMERR_SEGID_IN_USE;
@@ -352,6 +443,8 @@ rsm_memseg_export_publish(rsm_memseg_export_handle_t memseg,
 	*segment_id = id;
 out:
 	pthread_mutex_unlock(&c->lock);
+out_free:
+	free(res.r);
 	return r;
 }
 

@@ -189,6 +189,18 @@ void rsm_export_conn_gone(struct rsm_ctlr *c, struct dpdat_cm_event *ev);
 int rsm_export_signal_wait(struct rsm_export *e, int timeout);
 int rsm_export_pollfd(struct rsm_export *e, struct pollfd *fd, int get);
 
+/* segid.c: the ranges of the segment id file, fn called for each in file
+ * order with its first and last id (64-bit, end included), and only once
+ * the whole file has been checked. fn returns 0 to go on; any other value
+ * stops the walk and is returned (one to tell apart from the walk's own
+ * codes must be none of them: 1 will do). Otherwise 0 when every range was
+ * walked, -ENOENT when there is no file (not logged), RSMERR_BAD_CONF when
+ * it cannot be read or is malformed (logged), RSMERR_INSUFFICIENT_MEM. The
+ * file is read and parsed anew on every call: callers are control path. */
+typedef int (*rsm_segid_fn)(const char *appid, uint64_t base, uint64_t end,
+			    void *arg);
+int rsm_segid_walk(rsm_segid_fn fn, void *arg);
+
 /* import.c */
 struct rsm_import *rsm_import_find(struct rsm_ctlr *c, const void *h);
 

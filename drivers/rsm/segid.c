@@ -9,7 +9,11 @@
  * The whole file is checked on every call, not only up to the line asked
  * for: a file with a bad line, a repeated application id or overlapping
  * ranges is RSMERR_BAD_CONF whichever id is asked for, so a mistake shows
- * at once rather than when some other application starts. */
+ * at once rather than when some other application starts.
+ *
+ * rsm_segid_walk() is the one reader: rsm_get_segmentid_range() looks an
+ * application up with it, rsm_memseg_export_publish() learns the reserved
+ * ranges with it (export.c). */
 
 #include <errno.h>
 #include <stdio.h>
@@ -128,38 +132,79 @@ segid_read(struct segid_file *f, FILE *fp)
 	return 0;
 }
 
-int
-rsm_get_segmentid_range(const char *appid, rsm_memseg_id_t *baseid,
-			uint32_t *length)
+static const char *
+segid_path(void)
 {
-	struct segid_file f = { .path = getenv("DPDAT_RSM_SEGMENTID_FILE") };
+	const char *path = getenv("DPDAT_RSM_SEGMENTID_FILE");
+
+	return path != NULL && path[0] != '\0' ? path : RSM_SEGMENTID_FILE;
+}
+
+static void
+segid_free(struct segid_file *f)
+{
+	for (unsigned int i = 0; i < f->n; i++)
+		free(f->r[i].appid);
+	free(f->r);
+}
+
+int
+rsm_segid_walk(rsm_segid_fn fn, void *arg)
+{
+	struct segid_file f = { .path = segid_path() };
 	FILE *fp;
 	int r;
 
-	if (appid == NULL || baseid == NULL || length == NULL)
-		return RSMERR_BAD_ADDR;
-	if (f.path == NULL || f.path[0] == '\0')
-		f.path = RSM_SEGMENTID_FILE;
 	fp = fopen(f.path, "re");
 	if (fp == NULL) {
+		/* no file is the usual case for publish: not an error here */
+		if (errno == ENOENT)
+			return -ENOENT;
 		RSM_LOG(ERR, "%s: %s", f.path, strerror(errno));
 		return RSMERR_BAD_CONF;
 	}
 	r = segid_read(&f, fp);
 	fclose(fp);
-	if (r == 0) {
-		r = RSMERR_BAD_APPID;
-		for (unsigned int i = 0; i < f.n; i++)
-			if (strcmp(f.r[i].appid, appid) == 0) {
-				*baseid = (rsm_memseg_id_t)f.r[i].base;
-				*length = (uint32_t)(f.r[i].end -
-						     f.r[i].base + 1);
-				r = 0;
-				break;
-			}
-	}
-	for (unsigned int i = 0; i < f.n; i++)
-		free(f.r[i].appid);
-	free(f.r);
+	/* only a file checked to the end is walked */
+	for (unsigned int i = 0; r == 0 && i < f.n; i++)
+		r = fn(f.r[i].appid, f.r[i].base, f.r[i].end, arg);
+	segid_free(&f);
 	return r;
+}
+
+struct segid_find {
+	const char *appid;
+	rsm_memseg_id_t *baseid;
+	uint32_t *length;
+};
+
+static int
+segid_find_appid(const char *appid, uint64_t base, uint64_t end, void *arg)
+{
+	struct segid_find *q = arg;
+
+	if (strcmp(appid, q->appid) != 0)
+		return 0;
+	*q->baseid = (rsm_memseg_id_t)base;
+	*q->length = (uint32_t)(end - base + 1);
+	return 1;
+}
+
+int
+rsm_get_segmentid_range(const char *appid, rsm_memseg_id_t *baseid,
+			uint32_t *length)
+{
+	struct segid_find q = { appid, baseid, length };
+	int r;
+
+	if (appid == NULL || baseid == NULL || length == NULL)
+		return RSMERR_BAD_ADDR;
+	r = rsm_segid_walk(segid_find_appid, &q);
+	if (r == -ENOENT) {
+		RSM_LOG(ERR, "%s: %s", segid_path(), strerror(ENOENT));
+		return RSMERR_BAD_CONF;
+	}
+	if (r == 1)
+		return 0;
+	return r != 0 ? r : RSMERR_BAD_APPID;
 }

@@ -87,8 +87,10 @@ typedef long long offset_t;
 /*
  * Segment id ranges. Ids up to RSM_OPS_ID_END belong to system components
  * and are refused (RSMERR_RESERVED_SEGID). The user-application range is
- * given out by publish when the id asked for is 0; it ends at 0xFFFFFFFF
- * (the seed's 0xFFFFFFF would lie below its own base).
+ * given out by publish when the id asked for is 0, never from a range the
+ * segment id file reserves (rsm_get_segmentid_range()); asked for
+ * explicitly, an id of it is accepted only inside such a range. It ends
+ * at 0xFFFFFFFF (the seed's 0xFFFFFFF would lie below its own base).
  */
 #define RSM_DRIVER_PRIVATE_ID_BASE	0
 #define RSM_DRIVER_PRIVATE_ID_END	0x0FFFFF

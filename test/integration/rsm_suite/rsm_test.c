@@ -5,7 +5,7 @@
 /* RSMAPI between two processes over memif (run2.sh): the server is node 1
  * and exports, the client is node 2 and imports. Usage:
  *   rsm_test server|client <memif socket> acl|readonly|republish|rebind|
- *            destroy|barrier|signals|perms
+ *            destroy|barrier|signals|perms|segid
  * The two sides keep step with files next to the socket. */
 
 #include <grp.h>
@@ -669,6 +669,82 @@ perms_client(void)
 	step("done");
 }
 
+/* ---- segid: ids from a range the segment id file reserves ---- */
+
+#define SEGID_APP	"com.example.rsmtest"
+
+/* Both sides read the file the server writes next to the socket. */
+static void
+segid_env(void)
+{
+	static char path[512];
+
+	snprintf(path, sizeof(path), "%s.segmentid", sock);
+	setenv("DPDAT_RSM_SEGMENTID_FILE", path, 1);
+}
+
+static void
+segid_server(void)
+{
+	rsmapi_access_entry_t acl[1] = { { 2, 0600 } };
+	uint8_t *m = memory(0), *m2 = memory(2);
+	rsm_memseg_export_handle_t h, h2;
+	rsm_memseg_id_t base, id;
+	uint32_t len;
+	FILE *f;
+
+	segid_env();
+	f = fopen(getenv("DPDAT_RSM_SEGMENTID_FILE"), "w");
+	if (f == NULL)
+		FAIL("cannot write the segment id file");
+	/* at the base of the user range: where generation would start */
+	fputs(SEGID_APP " 0x80000000 16\n", f);
+	fclose(f);
+	EXPECT(rsm_get_segmentid_range(SEGID_APP, &base, &len), 0);
+	h = export(m, base + len - 1, acl, 1, 0);	/* authorized */
+	EXPECT(rsm_memseg_export_create(ctl, &h2, m2, SEG_LEN, 0), 0);
+	id = base + len;				/* not authorized */
+	EXPECT(rsm_memseg_export_publish(h2, &id, acl, 1), RSMERR_BAD_SEGID);
+	id = 0;
+	EXPECT(rsm_memseg_export_publish(h2, &id, acl, 1), 0);
+	if (id != base + len)
+		FAIL("generated %#x, wanted %#x past the range", id,
+		     base + len);
+	step("published");
+	step("done");
+	EXPECT(rsm_memseg_export_destroy(h), 0);
+	EXPECT(rsm_memseg_export_destroy(h2), 0);
+	unlink(getenv("DPDAT_RSM_SEGMENTID_FILE"));
+}
+
+static void
+segid_client(void)
+{
+	uint8_t *buf = malloc(SEG_LEN);
+	rsm_memseg_import_handle_t h;
+	rsm_memseg_id_t base;
+	uint32_t len;
+
+	if (buf == NULL)
+		FAIL("malloc");
+	segid_env();
+	step("published");
+	/* the importer finds the id from the application's range */
+	EXPECT(rsm_get_segmentid_range(SEGID_APP, &base, &len), 0);
+	EXPECT(rsm_memseg_import_connect(ctl, 1, base, RSM_PERM_READ, &h),
+	       RSMERR_SEG_NOT_PUBLISHED);
+	h = import(base + len - 1, RSM_PERM_READ);
+	EXPECT(rsm_memseg_import_get(h, 0, buf, SEG_LEN), 0);
+	check(buf, SEG_LEN, 0, 0, "get of the segment of a reserved id");
+	EXPECT(rsm_memseg_import_disconnect(h), 0);
+	h = import(base + len, RSM_PERM_READ);
+	EXPECT(rsm_memseg_import_get(h, 0, buf, SEG_LEN), 0);
+	check(buf, SEG_LEN, 0, 2, "get of the segment of a generated id");
+	EXPECT(rsm_memseg_import_disconnect(h), 0);
+	free(buf);
+	step("done");
+}
+
 static const struct {
 	const char *name;
 	void (*server)(void), (*client)(void);
@@ -681,6 +757,7 @@ static const struct {
 	{ "barrier", barrier_server, barrier_client },
 	{ "signals", signals_server, signals_client },
 	{ "perms", perms_server, perms_client },
+	{ "segid", segid_server, segid_client },
 };
 
 int

@@ -681,6 +681,140 @@ test_segmentid_range(void)
 	setenv("DPDAT_RSM_SEGMENTID_FILE", segid_path, 1);
 }
 
+/* ---- publish and the segment id file ---- */
+
+static int
+publish_id(rsm_memseg_export_handle_t h, rsm_memseg_id_t *id,
+	   rsm_memseg_id_t want)
+{
+	*id = want;
+	return rsm_memseg_export_publish(h, id, NULL, 0);
+}
+
+/* Explicit ids of the user-application range: accepted inside a range the
+ * file reserves, RSMERR_BAD_SEGID elsewhere; no file or a malformed one
+ * authorizes none. */
+static void
+test_publish_reserved(void)
+{
+	uint8_t *p = region(2 * pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t a = seg(p, pg, 0), b = seg(p + pg, pg, 0);
+	rsm_memseg_id_t id;
+
+	segid_file("app.a 0x90000000 16\n"
+		   "app.b 0x90000100 0x100   # a comment\n");
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x90000000u), 0);
+	CU_ASSERT_EQUAL(id, 0x90000000u);
+	CU_ASSERT_EQUAL(publish_id(b, &id, 0x90000000u), RSMERR_SEGID_IN_USE);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(a), 0);
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x9000000Fu), 0);	/* a's last */
+	CU_ASSERT_EQUAL(publish_id(b, &id, 0x900001FFu), 0);	/* b's last */
+	CU_ASSERT_EQUAL(id, 0x900001FFu);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(a), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(b), 0);
+	/* around the ranges and elsewhere in the user range */
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x8FFFFFFFu), RSMERR_BAD_SEGID);
+	CU_ASSERT_EQUAL(id, 0x8FFFFFFFu);	/* untouched on error */
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x90000010u), RSMERR_BAD_SEGID);
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x900000FFu), RSMERR_BAD_SEGID);
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x90000200u), RSMERR_BAD_SEGID);
+	CU_ASSERT_EQUAL(publish_id(a, &id, RSM_USER_APP_ID_BASE),
+			RSMERR_BAD_SEGID);
+	CU_ASSERT_EQUAL(publish_id(a, &id, RSM_USER_APP_ID_END),
+			RSMERR_BAD_SEGID);
+	/* the file leaves the other ranges as they were */
+	CU_ASSERT_EQUAL(publish_id(a, &id, RSM_DLPI_ID_END),
+			RSMERR_RESERVED_SEGID);
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x600000), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(a), 0);
+	/* read on every publish: a range added counts at once */
+	segid_file("app.a 0x90000000 16\napp.c 0x90000010 1\n");
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x90000010u), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(a), 0);
+	/* malformed (a bad line after a good one): nothing is authorized */
+	segid_file("app.a 0x90000000 16\n junk\n");
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x90000000u), RSMERR_BAD_SEGID);
+	segid_file("app.a 0x90000000 16\napp.b 0x90000008 16\n");
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x90000000u), RSMERR_BAD_SEGID);
+	/* no file: nothing is authorized */
+	unlink(segid_path);
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0x90000000u), RSMERR_BAD_SEGID);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(a), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(b), 0);
+	munmap(p, 2 * pg);
+}
+
+/* Publish h with id 0 after setting where the generator starts. */
+static rsm_memseg_id_t
+generate_from(rsm_memseg_export_handle_t h, rsm_memseg_id_t next)
+{
+	rsm_memseg_id_t id = 0;
+
+	rsm_ctlr0.next_id = next;
+	CU_ASSERT_EQUAL(rsm_memseg_export_publish(h, &id, NULL, 0), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(h), 0);
+	return id;
+}
+
+/* Id 0 never hands out an id of a reserved range: the generator jumps
+ * over each, at the base and the end of the user range too. */
+static void
+test_generated_skip_reserved(void)
+{
+	uint8_t *p = region(2 * pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t a = seg(p, pg, 0), b = seg(p + pg, pg, 0);
+	rsm_memseg_id_t id;
+
+	segid_file("bottom 0x80000000 4\n"
+		   "app.a  0x90000000 16\n"
+		   "app.b  0x90000100 0x100\n"
+		   "top    0xFFFFFFF0 16\n");
+	/* just before, at the start and inside a range: past its end */
+	CU_ASSERT_EQUAL(generate_from(a, 0x8FFFFFFFu), 0x8FFFFFFFu);
+	CU_ASSERT_EQUAL(generate_from(a, 0x90000000u), 0x90000010u);
+	CU_ASSERT_EQUAL(generate_from(a, 0x9000000Eu), 0x90000010u);
+	CU_ASSERT_EQUAL(generate_from(a, 0x90000100u), 0x90000200u);
+	/* the generator goes on from there: a whole range skipped in turn */
+	rsm_ctlr0.next_id = 0x900000FEu;
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0), 0);
+	CU_ASSERT_EQUAL(id, 0x900000FEu);
+	CU_ASSERT_EQUAL(publish_id(b, &id, 0), 0);
+	CU_ASSERT_EQUAL(id, 0x900000FFu);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(b), 0);
+	CU_ASSERT_EQUAL(publish_id(b, &id, 0), 0);
+	CU_ASSERT_EQUAL(id, 0x90000200u);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(a), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(b), 0);
+	/* the end of the user range reserved, then its base: wraps past both */
+	CU_ASSERT_EQUAL(generate_from(a, 0xFFFFFFEFu), 0xFFFFFFEFu);
+	CU_ASSERT_EQUAL(generate_from(a, 0xFFFFFFF0u), 0x80000004u);
+	/* an id in use next to a range: both skipped */
+	CU_ASSERT_EQUAL(publish_id(b, &id, 0x90000000u), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(b), 0);
+	rsm_ctlr0.next_id = 0x9000000Fu;
+	CU_ASSERT_EQUAL(publish_id(b, &id, 0), 0);
+	CU_ASSERT_EQUAL(id, 0x90000010u);
+	CU_ASSERT_EQUAL(generate_from(a, 0x90000000u), 0x90000011u);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(b), 0);
+	/* every id reserved: nothing to generate, explicit ids accepted */
+	segid_file("all 0x80000000 0x80000000\n");
+	rsm_ctlr0.next_id = 0xC0000000u;
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0), RSMERR_INSUFFICIENT_RESOURCES);
+	CU_ASSERT_EQUAL(id, 0);
+	CU_ASSERT_EQUAL(publish_id(a, &id, 0xC0000000u), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_unpublish(a), 0);
+	/* malformed: generated as if there were no file */
+	segid_file("app.a 0x90000000 16\nno numbers here\n");
+	CU_ASSERT_EQUAL(generate_from(a, 0x90000000u), 0x90000000u);
+	/* no file: as before */
+	unlink(segid_path);
+	CU_ASSERT_EQUAL(generate_from(a, 0x90000000u), 0x90000000u);
+	rsm_ctlr0.next_id = RSM_USER_APP_ID_BASE;
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(a), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(b), 0);
+	munmap(p, 2 * pg);
+}
+
 static CU_TestInfo tests[] = {
 	{ "import arguments", test_import_args },
 	{ "topology", test_topology },
@@ -695,6 +829,8 @@ static CU_TestInfo tests[] = {
 	{ "permission digits", test_perm_digits },
 	{ "NULL ACL and umask", test_null_acl_umask },
 	{ "segment id ranges", test_segmentid_range },
+	{ "publish in reserved ranges", test_publish_reserved },
+	{ "generated ids skip reserved ranges", test_generated_skip_reserved },
 	CU_TEST_INFO_NULL,
 };
 
