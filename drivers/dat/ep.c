@@ -168,6 +168,30 @@ wq_init(struct dd_wr_queue *q, uint32_t n)
 	return 0;
 }
 
+/* Wait until no completion of the EVD is being converted. */
+static void
+evd_quiesce(struct dd_evd *evd)
+{
+	if (evd != NULL) {
+		pthread_mutex_lock(&evd->lock);
+		pthread_mutex_unlock(&evd->lock);
+	}
+}
+
+/* A new generation: completions of the EP's WRs so far no longer match.
+ * They are converted under their EVD's lock after a check of the
+ * generation (dd_dto_event()): once each EVD's lock has been taken, none
+ * still reads the work-request records, which the caller may then replace
+ * or free. Call with ep->lock held, before the EVDs change. */
+static void
+ep_retire_wrs(struct dd_ep *ep)
+{
+	__atomic_store_n(&ep->gen, __atomic_add_fetch(&next_gen, 1,
+			 __ATOMIC_RELAXED), __ATOMIC_RELEASE);
+	evd_quiesce(ep->req_evd);
+	evd_quiesce(ep->recv_evd);
+}
+
 /* A new QP for the EP (create, reset): the old one's completions still in
  * flight no longer match the generation. Call with ep->lock held. */
 static DAT_RETURN
@@ -189,7 +213,7 @@ qp_renew(struct dd_ep *ep)
 		dpdat_qp_free(ep->qp);
 		ep->qp = NULL;
 	}
-	ep->gen = __atomic_add_fetch(&next_gen, 1, __ATOMIC_RELAXED);
+	ep_retire_wrs(ep);
 	if (ep->pz == NULL || ep->req_evd == NULL || ep->recv_evd == NULL)
 		return DAT_SUCCESS;	/* unconfigured: no QP yet */
 	/* with an SRQ the receive queue is the SRQ's (no records here) */
@@ -469,6 +493,7 @@ dd_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *p)
 	    pz != ep->srq->pz)
 		ret = DD_BAD_PARAM(DAT_INVALID_ARG3);
 	if (ret == DAT_SUCCESS) {
+		ep_retire_wrs(ep);	/* the old EVDs are done with them */
 		pz_use(ep->pz, -1), pz_use(pz, 1);
 		evd_use(ep->recv_evd, -1), evd_use(recv, 1);
 		evd_use(ep->req_evd, -1), evd_use(req, 1);
@@ -609,8 +634,9 @@ dd_ep_free(DAT_EP_HANDLE h)
 	ep->srq = NULL;
 	pthread_mutex_unlock(&ep->lock);
 	ep_index_put(ep);
-	/* the generation moved on in qp_renew and the table no longer names
-	 * the EP: no completion can reach its records now */
+	/* the generation moved on in qp_renew, which also waited for the
+	 * conversions already past the check, and the table no longer names
+	 * the EP: no completion reaches its records now */
 	free(ep->sq.wr);
 	free(ep->rq.wr);
 	ep->sq.wr = ep->rq.wr = NULL;

@@ -68,14 +68,16 @@ struct mr_entry {
 	uint8_t kind;		/* enum dpdat_mem_kind */
 	uint8_t gen;		/* generation of the last use; 0 = never used */
 	uint32_t pz_id;
-	uint32_t qp_tag;	/* the one QP a remote access may come from; 0: any */
 	uint8_t uses;		/* generations handed out; 255: retired */
 	uint32_t next_free;	/* control path only: FIFO of free indices */
+	uint64_t qp_tag;	/* the one QP a remote access may come from; 0: any */
 	uint64_t addr;
 	uint64_t len;
 	uint64_t iova;		/* IOVA of addr, MR_BAD_IOVA if unknown */
 	void *obj;		/* control path only: owning LMR or RMR */
 } __rte_cache_aligned;
+
+_Static_assert(sizeof(struct mr_entry) == 64, "one cache line per context");
 
 /* Translation of a registered range, shared by LMRs over the same memory. */
 struct mr_mem {
@@ -137,14 +139,14 @@ struct dpdat_rmr {
 	uint32_t ctx;		/* 0 when unbound */
 	uint64_t addr;
 	uint64_t len;
-	uint32_t qp_tag;	/* scope of the binding: 0 = the PZ, else one QP */
+	uint64_t qp_tag;	/* scope of the binding: 0 = the PZ, else one QP */
 };
 
 /* table.c: context allocation (caller holds dom->lock) */
 int mr_table_alloc(struct dpdat_mr_domain *dom, uint32_t *ctx);
 void mr_table_publish(struct dpdat_mr_domain *dom, uint32_t ctx,
 		      enum mr_entry_type type, void *obj, uint32_t priv,
-		      uint32_t pz_id, uint32_t qp_tag, uint64_t addr,
+		      uint32_t pz_id, uint64_t qp_tag, uint64_t addr,
 		      uint64_t len, const struct mr_mem *mem);
 void mr_table_release(struct dpdat_mr_domain *dom, uint32_t ctx);
 void mr_table_destroy(struct dpdat_mr_domain *dom);
@@ -160,11 +162,11 @@ struct mr_entry *mr_table_entry(const struct dpdat_mr_domain *dom,
 enum dpdat_mr_check mr_access_check(const struct dpdat_mr_domain *dom,
 				    uint32_t ctx, uint64_t addr, uint64_t len,
 				    uint32_t access, uint32_t pz_id,
-				    uint32_t qp_tag, struct dpdat_mr_xlat *xlat);
+				    uint64_t qp_tag, struct dpdat_mr_xlat *xlat);
 /* rmr.c: dpdat_rmr_bind() with a scope: qp_tag 0 binds for the whole PZ,
  * any other value for the QP that carries that tag (lib/rc) alone. */
 int mr_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
-		uint32_t privileges, uint32_t qp_tag, uint32_t *rmr_context);
+		uint32_t privileges, uint64_t qp_tag, uint32_t *rmr_context);
 /* Live LMR owning ctx, or NULL (caller holds dom->lock). */
 struct dpdat_lmr *mr_table_lmr(struct dpdat_mr_domain *dom, uint32_t ctx);
 

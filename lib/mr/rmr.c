@@ -76,7 +76,7 @@ bind_check(const struct dpdat_rmr *rmr, const struct dpdat_lmr *lmr,
 
 int
 mr_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
-	    uint32_t privileges, uint32_t qp_tag, uint32_t *rmr_context)
+	    uint32_t privileges, uint64_t qp_tag, uint32_t *rmr_context)
 {
 	struct dpdat_mr_domain *dom;
 	struct dpdat_lmr *lmr;

@@ -90,7 +90,7 @@ mr_table_alloc(struct dpdat_mr_domain *dom, uint32_t *ctx)
 void
 mr_table_publish(struct dpdat_mr_domain *dom, uint32_t ctx,
 		 enum mr_entry_type type, void *obj, uint32_t priv,
-		 uint32_t pz_id, uint32_t qp_tag, uint64_t addr, uint64_t len,
+		 uint32_t pz_id, uint64_t qp_tag, uint64_t addr, uint64_t len,
 		 const struct mr_mem *mem)
 {
 	struct mr_entry *e = mr_table_entry(dom, MR_CTX_INDEX(ctx));
@@ -165,12 +165,13 @@ mr_table_destroy(struct dpdat_mr_domain *dom)
 enum dpdat_mr_check
 mr_access_check(const struct dpdat_mr_domain *dom, uint32_t ctx,
 		uint64_t addr, uint64_t len, uint32_t access, uint32_t pz_id,
-		uint32_t qp_tag, struct dpdat_mr_xlat *xlat)
+		uint64_t qp_tag, struct dpdat_mr_xlat *xlat)
 {
 	uint32_t idx = MR_CTX_INDEX(ctx);
 	const struct mr_entry *e;
 	uint64_t base, blen, iova;
-	uint32_t epz, etag;
+	uint32_t epz;
+	uint64_t etag;
 	uint8_t priv, kind;
 
 	if (idx == 0 || idx >= __atomic_load_n(&dom->n_slots, __ATOMIC_ACQUIRE))

@@ -55,17 +55,13 @@ qp_release(struct dpdat_qp *qp)
 	free(qp);
 }
 
-/* A tag for a new QP: never 0, and not seen again for 2^32 - 1 QPs. */
-static uint32_t
+/* A tag for a new QP: never 0; 64 bits do not wrap in a process's life. */
+static uint64_t
 qp_tag_new(void)
 {
-	static uint32_t last;
-	uint32_t t;
+	static uint64_t last;
 
-	do
-		t = __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
-	while (t == 0);
-	return t;
+	return __atomic_add_fetch(&last, 1, __ATOMIC_RELAXED);
 }
 
 struct dpdat_qp *

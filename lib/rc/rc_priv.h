@@ -135,7 +135,7 @@ struct dpdat_qp {
 	uint32_t qpn;
 	struct dpdat_pz *pz;
 	uint32_t pz_id;
-	uint32_t tag;		/* never reused (QP numbers are): the scope of
+	uint64_t tag;		/* never reused (QP numbers are): the scope of
 				 * RMRs bound with dpdat_rmr_bind_qp() */
 	struct dpdat_cq *scq, *rcq;
 	int sig_all;

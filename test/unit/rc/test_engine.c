@@ -709,6 +709,19 @@ test_rmr_qp_scope(void)
 					  DPDAT_MEM_PRIV_REMOTE, NULL), -EBADF);
 	CU_ASSERT_EQUAL(dpdat_rmr_bind_qp(NULL, b1, &seg,
 					  DPDAT_MEM_PRIV_REMOTE, NULL), -EBADF);
+
+	/* the scope ends with the QP: once b1 is freed, a QP created later
+	 * (whatever its number) does not match; a READ is refused too */
+	CU_ASSERT(dpdat_qp_free(a1) == 0);
+	CU_ASSERT(dpdat_qp_free(b1) == 0);
+	srq_pair(NULL, &a1, &b1);
+	memset(A.buf + 8192, 0x77, 4096);
+	CU_ASSERT_EQUAL(rdma_status(a1, DPDAT_WR_RDMA_READ, 8192,
+				    seg.virtual_address, qctx),
+			DPDAT_WC_REM_ACCESS_ERR);
+	CU_ASSERT_EQUAL(A.buf[8192], 0x77);
+	CU_ASSERT_EQUAL(A.buf[8192 + 4095], 0x77);
+
 	seg.segment_length = 0;	/* unbinds */
 	CU_ASSERT_EQUAL(dpdat_rmr_bind_qp(rmr, b1, &seg, 0, &qctx), 0);
 	CU_ASSERT_EQUAL(qctx, 0);
