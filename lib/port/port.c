@@ -154,37 +154,68 @@ memif_client(const char *device)
 	       strcmp(role, "client") == 0;
 }
 
+/* Whether a memif server listens on path: a file, or an abstract socket
+ * (memif's default, socket-abstract=yes), which shows as "@path" in
+ * /proc/net/unix. */
+static bool
+memif_listening(const char *path, bool abstract)
+{
+	char line[512], *name;
+	bool found = false;
+	size_t n;
+	FILE *f;
+
+	if (!abstract)
+		return access(path, F_OK) == 0;
+	f = fopen("/proc/net/unix", "r");
+	if (f == NULL)
+		return true;	/* cannot tell: try */
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		n = strcspn(line, "\n");
+		line[n] = '\0';
+		name = strrchr(line, ' ');
+		found = name != NULL && name[1] == '@' &&
+			strcmp(name + 2, path) == 0;
+	}
+	fclose(f);
+	return found;
+}
+
 /* Start the port. A memif client cannot start until its server's socket
  * accepts (DPDK 22.11 connects once, in dev_start): it waits for up to
- * wait_s seconds, so that two processes can be started in either order.
- * It tries again once the socket file exists (every 100 ms while it is
- * refused; an abstract socket, '@...', is simply tried every 100 ms). */
+ * wait_s seconds, so that two processes can be started in either order,
+ * and tries again whenever the socket is there (every 100 ms while it
+ * refuses). */
 static int
 port_start(struct dpdat_port *p, const char *device, unsigned int wait_s)
 {
 	uint64_t end = rte_get_timer_cycles() + wait_s * rte_get_timer_hz();
-	char path[108] = "/run/memif.sock";	/* memif's default */
-	bool said = false;
+	char path[108] = "/run/memif.sock", abs[8] = "yes";	/* defaults */
+	bool said = false, abstract;
 	int ret;
 
 	if (!memif_client(device))
 		return rte_eth_dev_start(p->port_id);
 	devarg(device, "socket", path, sizeof(path));
+	devarg(device, "socket-abstract", abs, sizeof(abs));
+	abstract = strcmp(abs, "no") != 0;
 	while ((ret = rte_eth_dev_start(p->port_id)) < 0 &&
 	       rte_get_timer_cycles() < end) {
 		if (!said) {
 			PORT_LOG(NOTICE, "%s: waiting up to %u s for a memif "
-				 "server at %s", p->name, wait_s, path);
+				 "server at %s%s", p->name, wait_s,
+				 abstract ? "@" : "", path);
 			said = true;
 		}
 		do
 			rte_delay_us_sleep(100 * 1000);
-		while (path[0] != '@' && access(path, F_OK) != 0 &&
+		while (!memif_listening(path, abstract) &&
 		       rte_get_timer_cycles() < end);
 	}
-	if (ret < 0) {
-		PORT_LOG(ERR, "%s: no memif server accepts at %s%s", p->name,
-			 path, wait_s ? " (gave up waiting)" : "");
+	if (ret < 0 && !memif_listening(path, abstract)) {
+		PORT_LOG(ERR, "%s: no memif server at %s%s%s", p->name,
+			 abstract ? "@" : "", path,
+			 wait_s ? " (gave up waiting)" : "");
 		ret = -ECONNREFUSED;
 	}
 	return ret;

@@ -9,24 +9,27 @@
 # iterations, figures that agree with each other and with the JSON), the
 # JSON must name the transport and QPs, and both banners must show as many
 # QPs as asked for. Units and completion, not speed. One run starts the
-# client 1.5 s before the server (the memif client waits for the socket).
+# client 1.5 s before the server: the memif client waits for the socket and
+# connects as soon as it is there (the pair must be done within 10 s).
 # Usage: perf_check.sh <dpdat-perf> <perf_table.py>
 set -u
 perf=$1
 table=$2
 dir=$(mktemp -d /tmp/dpdat-perfcheck-XXXXXX)
 srv=
-trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$dir"' EXIT
+cli=
+trap 'kill $srv $cli 2>/dev/null; rm -rf "$dir"' EXIT
 status=0
 port=19100
 
 # run <transport> <test> <qps> <size> [client-first]
 run() {
 	local tr=$1 t=$2 q=$3 s=$4 peer=198.18.0.1 name="$1 $2 -q $3"
-	local crc src cli
+	local crc src t0
 	[ "$tr" = udp ] && peer=127.0.0.1
 	[ -n "${5:-}" ] && name="$name (client first)"
 	port=$((port + 1))
+	t0=$SECONDS
 	if [ -n "${5:-}" ]; then
 		timeout 60 "$perf" "$t" --transport="$tr" -p $port -q "$q" \
 			-s "$s" -n 300 --out_json "$dir/out.json" $peer \
@@ -37,6 +40,11 @@ run() {
 			>"$dir/srv.log" 2>&1
 		src=$?
 		wait $cli; crc=$?
+		cli=
+		if [ $((SECONDS - t0)) -gt 10 ]; then
+			echo "$name: took $((SECONDS - t0)) s: the client did not connect when the server came"
+			status=1
+		fi
 	else
 		timeout 60 "$perf" "$t" --transport="$tr" -p $port \
 			>"$dir/srv.log" 2>&1 &
