@@ -15,13 +15,15 @@
 #
 # install replaces any line whose IA name is dpdat0 or dpdat1 and keeps
 # every other line as it was; the previous file is kept as FILE.bak. The
-# file is replaced in one rename, so a registry reading it concurrently
-# sees the old or the new file, never half of one. Exit status: 0 done,
-# 1 the file could not be written, 2 bad usage or arguments.
+# new file is written beside the old one, synced, given its mode and owner,
+# and renamed over it (over the file a symbolic link names, not the link),
+# so a registry reading it concurrently sees the old or the new file, never
+# half of one. Exit status: 0 done, 1 the file could not be written, 2 bad
+# usage or arguments.
 set -euo pipefail
 
 usage() {
-	sed -n '8,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '9,15p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -30,6 +32,8 @@ die() {	# status message
 	exit "$1"
 }
 
+tmp=
+trap 'rm -f "$tmp"' EXIT
 [ $# -ge 1 ] || usage
 cmd=$1
 shift
@@ -51,6 +55,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift 2
 done
+# a symbolic link stays one: the file it names is the one replaced
+[ -L "$conf" ] && conf=$(readlink -f "$conf")
 
 # the lines of the file without dpdat's entries (comments and blank lines
 # kept verbatim)
@@ -64,23 +70,29 @@ ours() {
 	awk '$1 == "dpdat0" || $1 == "dpdat1"' "$conf"
 }
 
-# Replace the file with stdin, keeping its mode (0644 for a new file) and
-# the previous content as .bak.
-replace() {
-	local dir tmp
+# A scratch file beside the registry file, in $tmp.
+scratch() {
+	local dir
 	dir=$(dirname "$conf")
 	[ -d "$dir" ] || die 1 "$dir: no such directory"
 	tmp=$(mktemp "$conf.XXXXXX" 2>/dev/null) ||
 		die 1 "cannot write in $dir (permission?)"
-	cat >"$tmp"
+}
+
+# Put $tmp in the registry file's place, with its mode and owner (0644 for
+# a new file) and the previous content kept as .bak.
+replace() {
 	if [ -f "$conf" ]; then
-		chmod --reference="$conf" "$tmp"
-		cp -p "$conf" "$conf.bak" ||
-			{ rm -f "$tmp"; die 1 "cannot keep $conf.bak"; }
+		chmod --reference="$conf" "$tmp" &&
+			chown --reference="$conf" "$tmp" ||
+			die 1 "cannot give $tmp the mode and owner of $conf"
+		cp -p "$conf" "$conf.bak" || die 1 "cannot keep $conf.bak"
 	else
 		chmod 0644 "$tmp"
 	fi
-	mv -f "$tmp" "$conf" || { rm -f "$tmp"; die 1 "cannot replace $conf"; }
+	sync "$tmp" 2>/dev/null || true
+	mv -f "$tmp" "$conf" || die 1 "cannot replace $conf"
+	tmp=
 }
 
 case $cmd in
@@ -96,7 +108,9 @@ remove)
 		exit 0
 	fi
 	n=$(ours | wc -l)
-	others | replace
+	scratch
+	others >"$tmp" || die 1 "cannot read $conf"
+	replace
 	echo "dat-conf: removed $n dpdat entr$([ "$n" = 1 ] && echo y || echo ies) from $conf (previous file: $conf.bak)"
 	;;
 install)
@@ -113,16 +127,19 @@ install)
 	case $lib in /*) ;; *) lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib") ;; esac
 	case $mtu in ''|*[!0-9]*) die 2 "--mtu $mtu: not a number" ;; esac
 	[ "$mtu" -ge 576 ] && [ "$mtu" -le 9600 ] || die 2 "--mtu $mtu: out of 576..9600"
-	case "$lib$sock" in *[[:space:]\"]*) die 2 "paths with spaces or quotes cannot go into dat.conf" ;; esac
+	case "$lib" in *[[:space:]\"]*) die 2 "--lib: a path with spaces or quotes cannot go into dat.conf" ;; esac
+	case "$sock" in *[[:space:]\",]*) die 2 "--socket: a path with spaces, quotes or commas cannot go into the device arguments" ;; esac
 	old=$(ours | wc -l)
+	scratch
 	{
-		others
+		others || exit 1
 		for e in "0 server 198.18.0.1" "1 client 198.18.0.2"; do
 			set -- $e
 			printf 'dpdat%s u2.0 nonthreadsafe default %s dpdat.0.1 "device=net_memif0,role=%s,socket=%s ipv4=%s mtu=%s" ""\n' \
 				"$1" "$lib" "$2" "$sock" "$3" "$mtu"
 		done
-	} | replace
+	} >"$tmp" || die 1 "cannot read $conf"
+	replace
 	echo "dat-conf: $conf: dpdat0 (memif server, 198.18.0.1) and dpdat1 (client, 198.18.0.2) -> $lib$([ "$old" -gt 0 ] && echo " ($old old entries replaced)")"
 	;;
 esac

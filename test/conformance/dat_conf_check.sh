@@ -52,6 +52,12 @@ grep -q "^dpdat0 u2.0 nonthreadsafe default $lib dpdat.0.1 \"device=net_memif0,r
 grep -q '^dpdat1 .*role=client.*ipv4=198.18.0.2' "$conf" ||
 	fail "install: dpdat1 line wrong"
 
+# through a symbolic link: the file it names changes, the link stays
+ln -s "$conf" "$dir/link.conf"
+expect 0 "$tool" install --conf "$dir/link.conf" --lib "$lib" --mtu 4000
+[ -L "$dir/link.conf" ] || fail "install through a link replaced the link"
+[ "$(grep -c 'mtu=4000' "$conf")" -eq 2 ] || fail "install through a link: file not changed"
+
 # again, with another MTU: replaced, not added
 expect 0 "$tool" install --conf "$conf" --lib "$lib" --mtu 9000
 [ "$(grep -c '^dpdat[01] ' "$conf")" -eq 2 ] || fail "reinstall: not two entries"
@@ -61,10 +67,27 @@ expect 0 "$tool" show --conf "$conf"
 [ "$(grep -c '^dpdat[01] ' "$dir/out")" -eq 2 ] || fail "show: not two entries"
 
 # the registry loads the plug-in from it (the test picks its own socket)
-expect 0 "$tool" install --conf "$conf" --lib "$lib"
+expect 0 "$tool" install --conf "$conf" --lib "$lib" --socket "$dir/s.sock"
 if ! "$test_mem" "$conf" >"$dir/mem.log" 2>&1; then
 	fail "the DAT memory test through the installed file failed"
 	grep -E 'FAILED|failed' "$dir/mem.log" | head -5
+fi
+# and an IA opened with the ia_params written there (device, role, socket,
+# address, MTU): dapltest's limit test on dpdat0, a memif server
+if command -v dapltest >/dev/null; then
+	if ! env -u DPDAT_DAT_PARAMS DAT_OVERRIDE="$conf" DPDAT_LOG=info \
+		timeout 120 dapltest -T L -D dpdat0 -w 2 -m 10 \
+		>"$dir/limit.log" 2>&1 ||
+	   grep -v 'mp action callback' "$dir/limit.log" |
+		grep -qi -e error -e fail; then
+		fail "dapltest -T L through the installed entry"
+		tail -5 "$dir/limit.log"
+	fi
+	# the port came up as the entry says
+	grep -q 'up, .* 198\.18\.0\.1 mtu 4200' "$dir/limit.log" ||
+		fail "dapltest -T L: no port 198.18.0.1 mtu 4200 in its log"
+else
+	echo "note: no dapltest: the entry's ia_params are not opened"
 fi
 
 # bad arguments: exit 2, the file as it was
@@ -73,6 +96,7 @@ expect 2 "$tool" install --conf "$conf" --lib "$dir/none.so"
 expect 2 "$tool" install --conf "$conf" --lib "$lib" --mtu abc
 expect 2 "$tool" install --conf "$conf" --lib "$lib" --mtu 100
 expect 2 "$tool" install --conf "$conf" --lib "$lib" --socket "/tmp/a b"
+expect 2 "$tool" install --conf "$conf" --lib "$lib" --socket "/tmp/a,role=x"
 expect 2 "$tool" install --conf "$conf" --bogus 1
 expect 2 "$tool" install --conf
 expect 2 "$tool" frobnicate
@@ -93,5 +117,5 @@ expect 0 "$tool" install --conf "$dir/new.conf" --lib "$lib"
 [ "$(stat -c %a "$dir/new.conf")" = 644 ] || fail "new file: mode not 644"
 [ "$(wc -l <"$dir/new.conf")" -eq 2 ] || fail "new file: not two lines"
 
-[ $status -eq 0 ] && echo "dat-conf: install, reinstall, show, registry load, 10 refusals, remove: passed"
+[ $status -eq 0 ] && echo "dat-conf: install, reinstall, show, link, registry load, ia_params, 11 refusals, remove: passed"
 exit $status
