@@ -4,7 +4,11 @@
 
 /* RSMAPI example, import side: import segment (argument, default 0x600000)
  * of node 1, read its greeting, write one back at offset 4096, signal.
- *   DPDAT_RSM_NODE=2 rsm-importer            # 198.18.0.2, memif client */
+ *   DPDAT_RSM_NODE=2 rsm-importer            # 198.18.0.2, memif client
+ * With "bench [N]" after the segment id, it first times N getv/putv
+ * through a local memory handle and through plain addresses over the
+ * exporter's 1 MiB (rsm_bench.c):
+ *   DPDAT_RSM_NODE=2 rsm-importer 0x600000 bench 256 */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +16,10 @@
 #include <unistd.h>
 
 #include <rsm/rsmapi.h>
+
+#include "rsm_bench.h"
+
+#define SEG_LEN (1 << 20)	/* what rsm-exporter publishes */
 
 int
 main(int argc, char **argv)
@@ -41,6 +49,12 @@ main(int argc, char **argv)
 	if (r == 0) {
 		msg[sizeof(msg) - 1] = '\0';
 		printf("importer: the segment says \"%s\"\n", msg);
+		if (argc > 2 && strcmp(argv[2], "bench") == 0)
+			r = rsm_bench(ctl, seg, SEG_LEN, argc > 3 ?
+				      (unsigned int)strtoul(argv[3], NULL, 0) :
+				      256);
+	}
+	if (r == 0) {
 		r = rsm_memseg_import_put(seg, 4096, reply, sizeof(reply));
 	}
 	if (r == 0)

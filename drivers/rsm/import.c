@@ -3,7 +3,10 @@
  */
 
 /* Import side: a connection per import to the exporter's service; get and
- * put are RDMA READ and WRITE through a registered staging buffer.
+ * put are RDMA READ and WRITE through a registered staging buffer. The
+ * entries of getv and putv whose local side is a local memory handle (an
+ * LMR of the controller's PZ) are READ into and WRITTEN from that memory
+ * directly, with the handle's lkey: no copy.
  *
  * Rebind: the exporter's old rkeys die at once. An access that meets a
  * dead key completes with a remote access error; the importer then resumes
@@ -20,6 +23,7 @@
 
 #include <rte_common.h>
 #include <rte_cycles.h>
+#include <rte_errno.h>
 
 #include "rsm_priv.h"
 
@@ -101,6 +105,7 @@ import_close(struct rsm_import *m, int bye)
 	}
 	m->outstanding = 0;
 	m->stage_used = 0;
+	m->lmh_posted = 0;	/* the QP is gone: nothing reads a handle */
 }
 
 /* Who imports, for the exporter's choice of digit: the effective ids, as
@@ -131,7 +136,8 @@ static int
 import_open(struct rsm_import *m, uint32_t op)
 {
 	struct dpdat_qp_conf qc = { .pz = m->ctlr->pz, .send_cq = m->cq,
-				    .recv_cq = m->cq, .max_send_wr = 256,
+				    .recv_cq = m->cq,
+				    .max_send_wr = RSM_SQ_DEPTH,
 				    .max_recv_wr = 4 };
 	struct rsm_req q = { .magic = RSM_WIRE_MAGIC, .op = op,
 			     .segid = m->segid, .perm = m->perm,
@@ -255,16 +261,19 @@ import_drain(struct rsm_import *m)
 		}
 	}
 	m->stage_used = 0;
+	m->lmh_posted = 0;
 	return st;
 }
 
+/* Post a READ or WRITE between local (registered under lkey: the staging
+ * buffer or a local memory handle) and the segment at off. */
 static int
-import_post(struct rsm_import *m, enum dpdat_wr_opcode op, size_t stage_off,
-	    uint64_t off, size_t len)
+import_post(struct rsm_import *m, enum dpdat_wr_opcode op, void *local,
+	    uint32_t lkey, uint64_t off, size_t len)
 {
 	struct dpdat_sge sge = {
-		.addr = (uint64_t)(uintptr_t)(m->stage + stage_off),
-		.length = (uint32_t)len, .lkey = stage_lkey(m) };
+		.addr = (uint64_t)(uintptr_t)local,
+		.length = (uint32_t)len, .lkey = lkey };
 	struct dpdat_send_wr wr = { .opcode = op, .flags = DPDAT_SEND_SIGNALED,
 				    .sg_list = &sge, .num_sge = 1,
 				    .remote_addr = m->raddr + off,
@@ -276,10 +285,41 @@ import_post(struct rsm_import *m, enum dpdat_wr_opcode op, size_t stage_off,
 	return 0;
 }
 
-/* One READ or WRITE of at most RSM_STAGE_SIZE bytes, with resumption. */
+/* Explicit mode: post a put and return (close_barrier reports the
+ * outcome). Staged bytes take the next free part of the staging buffer,
+ * drained when full; a handle's memory is itself the source, read until
+ * the put completes (drained by barriers, set_mode, disconnect, and
+ * rsm_free_localmemory_handle). A full send queue is drained first: a
+ * refused post would cost the connection and the puts in flight. */
+static int
+import_defer(struct rsm_import *m, uint64_t off, uint8_t *buf, size_t len,
+	     const struct rsm_lmh *lmh)
+{
+	if (m->outstanding >= RSM_SQ_DEPTH)
+		import_drain(m);
+	if (lmh != NULL) {
+		if (import_post(m, DPDAT_WR_RDMA_WRITE, buf, lmh->lkey, off,
+				len) != 0)
+			return -1;
+		m->lmh_posted = 1;
+		return 0;
+	}
+	if (m->stage_used + len > RSM_STAGE_SIZE)
+		import_drain(m);
+	memcpy(m->stage + m->stage_used, buf, len);
+	if (import_post(m, DPDAT_WR_RDMA_WRITE, m->stage + m->stage_used,
+			stage_lkey(m), off, len) != 0)
+		return -1;
+	m->stage_used += len;
+	return 0;
+}
+
+/* One READ or WRITE of at most RSM_STAGE_SIZE bytes, with resumption:
+ * buf copied through the staging buffer or, with lmh (buf inside it),
+ * reached by the transfer itself. */
 static int
 import_chunk(struct rsm_import *m, int write, uint64_t off, uint8_t *buf,
-	     size_t len)
+	     size_t len, const struct rsm_lmh *lmh)
 {
 	struct dpdat_wc wc;
 
@@ -290,32 +330,28 @@ import_chunk(struct rsm_import *m, int write, uint64_t off, uint8_t *buf,
 		if (m->broken && import_resume(m) != 0)
 			return RSMERR_CONN_ABORTED;
 		if (write && m->mode == RSM_BARRIER_MODE_EXPLICIT) {
-			/* deferred: close_barrier reports the outcome */
-			if (m->stage_used + len > RSM_STAGE_SIZE)
-				import_drain(m);
-			memcpy(m->stage + m->stage_used, buf, len);
-			if (import_post(m, DPDAT_WR_RDMA_WRITE, m->stage_used,
-					off, len) != 0) {
+			if (import_defer(m, off, buf, len, lmh) != 0) {
 				m->broken = 1;
 				continue;
 			}
-			m->stage_used += len;
 			return 0;
 		}
 		if (import_drain(m) != 0)
 			m->broken = 1;	/* failed puts: the QP is in error */
 		if (m->broken)
 			continue;
-		if (write)
+		if (write && lmh == NULL)
 			memcpy(m->stage, buf, len);
 		if (import_post(m, write ? DPDAT_WR_RDMA_WRITE :
-				DPDAT_WR_RDMA_READ, 0, off, len) != 0) {
+				DPDAT_WR_RDMA_READ, lmh != NULL ? buf : m->stage,
+				lmh != NULL ? lmh->lkey : stage_lkey(m), off,
+				len) != 0) {
 			m->broken = 1;
 			continue;
 		}
 		s = import_wait(m, &wc);
 		if (s == DPDAT_WC_SUCCESS) {
-			if (!write)
+			if (!write && lmh == NULL)
 				memcpy(buf, m->stage, len);
 			return 0;
 		}
@@ -329,7 +365,8 @@ import_chunk(struct rsm_import *m, int write, uint64_t off, uint8_t *buf,
 }
 
 static int
-import_xfer(void *h, int write, off_t offset, void *buf, size_t len)
+import_xfer(void *h, int write, off_t offset, void *buf, size_t len,
+	    const struct rsm_lmh *lmh)
 {
 	struct rsm_import *m = import_get(h);
 	size_t done = 0;
@@ -348,7 +385,7 @@ import_xfer(void *h, int write, off_t offset, void *buf, size_t len)
 	while (done < len) {
 		size_t n = RTE_MIN(len - done, (size_t)RSM_STAGE_SIZE);
 		int r = import_chunk(m, write, (uint64_t)offset + done,
-				     (uint8_t *)buf + done, n);
+				     (uint8_t *)buf + done, n, lmh);
 
 		if (r != 0)
 			return r;
@@ -445,14 +482,14 @@ int
 rsm_memseg_import_get(rsm_memseg_import_handle_t im_memseg, off_t offset,
 		      void *dst_addr, size_t length)
 {
-	return import_xfer(im_memseg, 0, offset, dst_addr, length);
+	return import_xfer(im_memseg, 0, offset, dst_addr, length, NULL);
 }
 
 int
 rsm_memseg_import_put(rsm_memseg_import_handle_t im_memseg, off_t offset,
 		      void *src_addr, size_t length)
 {
-	return import_xfer(im_memseg, 1, offset, src_addr, length);
+	return import_xfer(im_memseg, 1, offset, src_addr, length, NULL);
 }
 
 /* The sized forms: offset aligned to the size (RSMERR_MISALIGNED_OFFSET). */
@@ -465,7 +502,7 @@ rsm_memseg_import_get ## bits(rsm_memseg_import_handle_t im_memseg, \
 	if (offset % (bits / 8) != 0) \
 		return RSMERR_MISALIGNED_OFFSET; \
 	return import_xfer(im_memseg, 0, offset, datap, \
-			   rep_cnt * (bits / 8)); \
+			   rep_cnt * (bits / 8), NULL); \
 } \
 int \
 rsm_memseg_import_put ## bits(rsm_memseg_import_handle_t im_memseg, \
@@ -475,7 +512,7 @@ rsm_memseg_import_put ## bits(rsm_memseg_import_handle_t im_memseg, \
 	if (offset % (bits / 8) != 0) \
 		return RSMERR_MISALIGNED_OFFSET; \
 	return import_xfer(im_memseg, 1, offset, datap, \
-			   rep_cnt * (bits / 8)); \
+			   rep_cnt * (bits / 8), NULL); \
 }
 RSM_SIZED(8)
 RSM_SIZED(16)
@@ -497,41 +534,70 @@ lmh_valid(struct rsm_lmh *h)
 	return ok;
 }
 
+/* The local side of an entry: its address and, for a handle, the handle,
+ * live and holding the whole range. 0 or an RSMERR code. */
+static int
+sgio_local(const rsm_iovec_t *v, char **local, const struct rsm_lmh **lmh)
+{
+	struct rsm_lmh *h = (struct rsm_lmh *)v->local.handle;
+
+	*lmh = NULL;
+	if (v->io_type == RSM_VA_TYPE) {
+		*local = (char *)v->local.vaddr + v->local_offset;
+		return 0;
+	}
+	if (v->io_type != RSM_HANDLE_TYPE)
+		return RSMERR_BAD_SGIO;
+	if (!lmh_valid(h))
+		return RSMERR_BAD_LOCALMEM_HNDL;
+	if (v->local_offset > h->len ||
+	    v->transfer_length > h->len - v->local_offset)
+		return RSMERR_BAD_LENGTH;
+	*local = h->vaddr + v->local_offset;
+	*lmh = h;
+	return 0;
+}
+
 static int
 import_sgio(rsm_scat_gath_t *sg, int write)
 {
+	const struct rsm_lmh *lmh;
+	struct rsm_import *m;
+	char *local;
 	ulong_t i;
+	int r;
 
 	if (sg == NULL)
 		return RSMERR_BAD_SGIO;
 	if (sg->io_request_count == 0 ||
 	    sg->io_request_count > RSM_MAX_SGIOREQS || sg->iovec == NULL)
 		return RSMERR_BAD_SGIO;
-	if (import_get(sg->remote_handle) == NULL)
+	m = import_get(sg->remote_handle);
+	if (m == NULL)
 		return RSMERR_BAD_SEG_HNDL;
 	sg->io_residual_count = sg->io_request_count;
+	if (m->dead)
+		return RSMERR_CONN_ABORTED;
+	/* every entry is checked before the first moves a byte */
+	for (i = 0; i < sg->io_request_count; i++) {
+		const rsm_iovec_t *v = &sg->iovec[i];
+
+		r = sgio_local(v, &local, &lmh);
+		if (r != 0)
+			return r;
+		if (v->remote_offset > m->rlen)
+			return RSMERR_BAD_OFFSET;
+		if (v->transfer_length > m->rlen - v->remote_offset)
+			return RSMERR_BAD_LENGTH;
+	}
 	for (i = 0; i < sg->io_request_count; i++) {
 		rsm_iovec_t *v = &sg->iovec[i];
-		char *local;
-		int r;
 
-		if (v->io_type == RSM_HANDLE_TYPE) {
-			struct rsm_lmh *h = (struct rsm_lmh *)v->local.handle;
-
-			if (!lmh_valid(h))
-				return RSMERR_BAD_LOCALMEM_HNDL;
-			if (v->local_offset > h->len ||
-			    v->transfer_length > h->len - v->local_offset)
-				return RSMERR_BAD_LENGTH;
-			local = h->vaddr + v->local_offset;
-		} else if (v->io_type == RSM_VA_TYPE) {
-			local = (char *)v->local.vaddr + v->local_offset;
-		} else {
-			return RSMERR_BAD_SGIO;
-		}
-		r = import_xfer(sg->remote_handle, write,
-				(off_t)v->remote_offset, local,
-				v->transfer_length);
+		r = sgio_local(v, &local, &lmh);
+		if (r == 0)
+			r = import_xfer(sg->remote_handle, write,
+					(off_t)v->remote_offset, local,
+					v->transfer_length, lmh);
 		if (r != 0)
 			return r;
 		sg->io_residual_count--;
@@ -553,11 +619,27 @@ rsm_memseg_import_putv(rsm_scat_gath_t *sg_io)
 	return import_sgio(sg_io, 1);
 }
 
+/* rte_errno of dpdat_lmr_create() as the interface's codes. */
+static int
+lmh_error(int e)
+{
+	switch (e) {
+	case ENOMEM:
+		return RSMERR_INSUFFICIENT_MEM;
+	case EINVAL:	/* a page not mapped readable and writable */
+		return RSMERR_BAD_ADDR;
+	default:	/* ENOSPC: no free context */
+		return RSMERR_INSUFFICIENT_RESOURCES;
+	}
+}
+
 int
 rsm_create_localmemory_handle(rsmapi_controller_handle_t controller,
 			      rsm_localmemory_handle_t *handle,
 			      caddr_t vaddr, size_t length)
 {
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct dpdat_lmr_info li;
 	struct rsm_lmh *h;
 	struct rsm_ctlr *c;
 	int r;
@@ -567,13 +649,25 @@ rsm_create_localmemory_handle(rsmapi_controller_handle_t controller,
 		return r;
 	if (handle == NULL || vaddr == NULL)
 		return RSMERR_BAD_ADDR;
-	if (length == 0)
+	if (length == 0 || (uintptr_t)vaddr + length < (uintptr_t)vaddr)
 		return RSMERR_BAD_LENGTH;
 	h = calloc(1, sizeof(*h));
 	if (h == NULL)
 		return RSMERR_INSUFFICIENT_MEM;
 	h->vaddr = vaddr;
 	h->len = length;
+	d.virt.addr = vaddr;
+	d.virt.length = length;
+	/* local read for putv's WRITEs, local write for getv's READs */
+	h->lmr = dpdat_lmr_create(c->pz, &d, DPDAT_MEM_PRIV_LOCAL_READ |
+				  DPDAT_MEM_PRIV_LOCAL_WRITE);
+	if (h->lmr == NULL) {
+		r = lmh_error(rte_errno);
+		free(h);
+		return r;
+	}
+	dpdat_lmr_query(h->lmr, &li);
+	h->lkey = li.lmr_context;
 	pthread_mutex_lock(&c->lock);
 	TAILQ_INSERT_TAIL(&c->lmhs, h, next);
 	pthread_mutex_unlock(&c->lock);
@@ -581,22 +675,38 @@ rsm_create_localmemory_handle(rsmapi_controller_handle_t controller,
 	return 0;
 }
 
+/* Explicit-mode puts may still be reading the handle's memory: the call
+ * drains every import with such puts in flight (their outcome stays for
+ * close_barrier) before the LMR goes. The interface has no "in use"
+ * error to refuse with. */
 int
 rsm_free_localmemory_handle(rsmapi_controller_handle_t controller,
 			    rsm_localmemory_handle_t handle)
 {
-	struct rsm_lmh *h = (struct rsm_lmh *)handle;
+	struct rsm_lmh *h = (struct rsm_lmh *)handle, *x;
+	struct rsm_import *m;
 	struct rsm_ctlr *c;
 	int r;
 
 	c = rsm_ctlr_check(controller, &r);
 	if (c == NULL)
 		return r;
-	if (!lmh_valid(h))
-		return RSMERR_BAD_LOCALMEM_HNDL;
 	pthread_mutex_lock(&c->lock);
+	TAILQ_FOREACH(x, &c->lmhs, next)
+		if (x == h)
+			break;
+	if (x == NULL || !c->opened) {
+		pthread_mutex_unlock(&c->lock);
+		return RSMERR_BAD_LOCALMEM_HNDL;
+	}
 	TAILQ_REMOVE(&c->lmhs, h, next);
+	TAILQ_FOREACH(m, &c->imports, next)
+		if (m->lmh_posted && import_drain(m) != 0)
+			m->broken = 1;	/* failed puts: the QP is in error */
 	pthread_mutex_unlock(&c->lock);
+	if (dpdat_lmr_free(h->lmr) != 0)
+		RSM_LOG(WARNING, "local memory handle %p: LMR not freed",
+			(void *)h);
 	free(h);
 	return 0;
 }

@@ -28,7 +28,8 @@ extern int rsm_logtype;
 #define RSM_SLOTS		64	/* signal receive buffers per segment */
 #define RSM_SLOTS_PER_CONN	4
 #define RSM_SLOT_SIZE		64
-#define RSM_STAGE_SIZE		(1u << 20)
+#define RSM_STAGE_SIZE		(1u << 20)	/* also the largest READ/WRITE */
+#define RSM_SQ_DEPTH		256	/* send WRs in flight per import */
 #define RSM_WAIT_MS		10000
 
 enum rsm_req_op { RSM_OP_NEW = 1, RSM_OP_RESUME, RSM_OP_BYE };
@@ -132,6 +133,8 @@ struct rsm_import {
 	uint8_t *stage;
 	struct dpdat_lmr *stage_lmr;
 	size_t stage_used;	/* explicit mode: puts in flight */
+	int lmh_posted;		/* explicit puts from a local memory handle
+				 * since the last drain: they still read it */
 	unsigned int outstanding;
 	uint64_t failures;	/* transfers that failed, ever */
 	uint64_t bar_mark;	/* failures when the barrier opened */
@@ -139,10 +142,15 @@ struct rsm_import {
 	int signal_pending;
 };
 
+/* A local memory handle: [vaddr, vaddr + len) registered as an LMR with
+ * local rights in the controller's PZ, which READs and WRITEs of getv and
+ * putv reach directly (no staging copy). */
 struct rsm_lmh {
 	TAILQ_ENTRY(rsm_lmh) next;
 	char *vaddr;
 	size_t len;
+	struct dpdat_lmr *lmr;
+	uint32_t lkey;
 };
 
 struct rsm_ctlr {

@@ -5,7 +5,7 @@
 /* RSMAPI between two processes over memif (run2.sh): the server is node 1
  * and exports, the client is node 2 and imports. Usage:
  *   rsm_test server|client <memif socket> acl|readonly|republish|rebind|
- *            destroy|barrier|signals|perms|segid
+ *            destroy|barrier|signals|perms|segid|lmh
  * The two sides keep step with files next to the socket. */
 
 #include <grp.h>
@@ -351,6 +351,7 @@ rebind_server(void)
 	step("rebound");
 	step("done");
 	check(m2 + 4096, 4096, 4096, 3, "put after rebind, new memory");
+	check(m2 + 8192, 4096, 8192, 3, "putv from a handle after rebind");
 	EXPECT(rsm_memseg_export_destroy(h), 0);
 }
 
@@ -358,15 +359,30 @@ static void
 rebind_client(void)
 {
 	rsm_memseg_import_handle_t h;
-	uint8_t *buf = malloc(SEG_LEN), *gen3 = memory(3);
+	uint8_t *buf = memory(0), *gen3 = memory(3);
 	unsigned long reads = 0, old = 0;
+	rsm_localmemory_handle_t lb, lg;
+	rsm_iovec_t v = { .io_type = RSM_HANDLE_TYPE,
+			  .transfer_length = SEG_LEN };
+	rsm_scat_gath_t sg = { .io_request_count = 1, .iovec = &v };
 	double t0;
 
 	step("published");
 	h = import(SEG_ID, RSM_PERM_RDWR);
+	EXPECT(rsm_create_localmemory_handle(ctl, &lb, (caddr_t)buf, SEG_LEN),
+	       0);
+	EXPECT(rsm_create_localmemory_handle(ctl, &lg, (caddr_t)gen3,
+					     SEG_LEN), 0);
+	sg.remote_handle = h;
+	v.local.handle = lb;
 	step("reading");
+	/* every other read straight into a local memory handle: the one
+	 * that meets the dead key is repeated on the new memory either way */
 	for (t0 = now(); now() - t0 < 20; reads++) {
-		EXPECT(rsm_memseg_import_get(h, 0, buf, SEG_LEN), 0);
+		if (reads % 2 == 0)
+			EXPECT(rsm_memseg_import_get(h, 0, buf, SEG_LEN), 0);
+		else
+			EXPECT(rsm_memseg_import_getv(&sg), 0);
 		if (buf[0] == pattern(0, 2))
 			break;
 		check(buf, SEG_LEN, 0, 0, "read before the rebind");
@@ -378,6 +394,12 @@ rebind_client(void)
 	EXPECT(rsm_memseg_import_get(h, 0, buf, SEG_LEN), 0);
 	check(buf, SEG_LEN, 0, 2, "read after rebind returned");
 	EXPECT(rsm_memseg_import_put(h, 4096, gen3 + 4096, 4096), 0);
+	v.local.handle = lg;
+	v.local_offset = v.remote_offset = 8192;
+	v.transfer_length = 4096;
+	EXPECT(rsm_memseg_import_putv(&sg), 0);
+	EXPECT(rsm_free_localmemory_handle(ctl, lb), 0);
+	EXPECT(rsm_free_localmemory_handle(ctl, lg), 0);
 	step("done");
 	EXPECT(rsm_memseg_import_disconnect(h), 0);
 }
@@ -745,6 +767,121 @@ segid_client(void)
 	step("done");
 }
 
+/* ---- lmh: getv/putv straight from local memory handles ---- */
+
+#define KB	1024
+
+static void
+iov_set(rsm_iovec_t *v, rsm_localmemory_handle_t lh, void *va, size_t loff,
+	size_t roff, size_t len)
+{
+	memset(v, 0, sizeof(*v));
+	v->io_type = lh != NULL ? RSM_HANDLE_TYPE : RSM_VA_TYPE;
+	if (lh != NULL)
+		v->local.handle = lh;
+	else
+		v->local.vaddr = va;
+	v->local_offset = loff;
+	v->remote_offset = roff;
+	v->transfer_length = len;
+}
+
+static void
+lmh_server(void)
+{
+	uint8_t *m = memory(0);
+	rsm_memseg_export_handle_t h = export(m, SEG_ID, NULL, 0, 0);
+
+	step("published");
+	step("written");
+	/* [0, 192K) by the importer's putv (implicit, then explicit), the
+	 * rest refused entries only */
+	check(m, 192 * KB, 0, 1, "exporter after putv");
+	check(m + 192 * KB, SEG_LEN - 192 * KB, 192 * KB, 0,
+	      "exporter after refused putv");
+	EXPECT(rsm_memseg_export_destroy(h), 0);
+}
+
+static void
+lmh_client(void)
+{
+	uint8_t *gen1 = memory(1), *rbuf = memory(0);
+	rsm_localmemory_handle_t lh, lh2, rh;
+	rsm_memseg_import_handle_t h;
+	rsmapi_barrier_t bar;
+	rsm_scat_gath_t sg;
+	rsm_iovec_t iov[16];
+
+	step("published");
+	h = import(SEG_ID, RSM_PERM_RDWR);
+	memset(rbuf, 0, SEG_LEN);
+	EXPECT(rsm_create_localmemory_handle(ctl, &lh, (caddr_t)gen1,
+					     SEG_LEN), 0);
+	/* unaligned at both ends */
+	EXPECT(rsm_create_localmemory_handle(ctl, &lh2, (caddr_t)gen1 + 70001,
+					     128 * KB - 70001 + 13), 0);
+	EXPECT(rsm_create_localmemory_handle(ctl, &rh, (caddr_t)rbuf,
+					     SEG_LEN), 0);
+	memset(&sg, 0, sizeof(sg));
+	sg.remote_handle = h;
+	sg.iovec = iov;
+	/* [0, 128K): handle, address, the other handle, in one list */
+	iov_set(&iov[0], lh, NULL, 0, 0, 40000);
+	iov_set(&iov[1], NULL, gen1, 40000, 40000, 30001);
+	iov_set(&iov[2], lh2, NULL, 0, 70001, 128 * KB - 70001);
+	sg.io_request_count = 3;
+	EXPECT(rsm_memseg_import_putv(&sg), 0);
+	if (sg.io_residual_count != 0)
+		FAIL("putv residual %lu", sg.io_residual_count);
+	/* out of a handle's range: refused before anything moves, whatever
+	 * entry it is */
+	iov_set(&iov[0], lh, NULL, 192 * KB, 192 * KB, 4 * KB);
+	iov_set(&iov[1], lh, NULL, SEG_LEN - 100, 200 * KB, 200);
+	sg.io_request_count = 2;
+	EXPECT(rsm_memseg_import_putv(&sg), RSMERR_BAD_LENGTH);
+	if (sg.io_residual_count != 2)
+		FAIL("refused putv residual %lu", sg.io_residual_count);
+	iov_set(&iov[1], lh2, NULL, 128 * KB - 70001 + 14, 200 * KB, 0);
+	EXPECT(rsm_memseg_import_putv(&sg), RSMERR_BAD_LENGTH);
+	iov_set(&iov[0], rh, NULL, 0, 0, 4 * KB);
+	iov_set(&iov[1], rh, NULL, SEG_LEN - 10, 0, 11);
+	EXPECT(rsm_memseg_import_getv(&sg), RSMERR_BAD_LENGTH);
+	for (size_t i = 0; i < 4 * KB; i++)
+		if (rbuf[i] != 0)
+			FAIL("refused getv wrote byte %zu", i);
+	/* [128K, 192K): explicit mode, 16 puts from the handle in flight
+	 * when it is freed: the free waits for them, the barrier is clean */
+	EXPECT(rsm_memseg_import_set_mode(h, RSM_BARRIER_MODE_EXPLICIT), 0);
+	EXPECT(rsm_memseg_import_init_barrier(h, RSM_BARRIER_SEGMENT, &bar), 0);
+	EXPECT(rsm_memseg_import_open_barrier(&bar), 0);
+	for (int i = 0; i < 16; i++)
+		iov_set(&iov[i], lh, NULL, 128 * KB + i * 4 * KB,
+			128 * KB + i * 4 * KB, 4 * KB);
+	sg.io_request_count = 16;
+	EXPECT(rsm_memseg_import_putv(&sg), 0);
+	EXPECT(rsm_free_localmemory_handle(ctl, lh), 0);
+	EXPECT(rsm_free_localmemory_handle(ctl, lh), RSMERR_BAD_LOCALMEM_HNDL);
+	EXPECT(rsm_memseg_import_putv(&sg), RSMERR_BAD_LOCALMEM_HNDL);
+	EXPECT(rsm_memseg_import_close_barrier(&bar), 0);
+	EXPECT(rsm_memseg_import_destroy_barrier(&bar), 0);
+	EXPECT(rsm_memseg_import_set_mode(h, RSM_BARRIER_MODE_IMPLICIT), 0);
+	/* [0, 192K) back, through the handle and by address */
+	iov_set(&iov[0], rh, NULL, 0, 0, 65 * KB + 3);
+	iov_set(&iov[1], NULL, rbuf, 65 * KB + 3, 65 * KB + 3, 60 * KB);
+	iov_set(&iov[2], rh, NULL, 125 * KB + 3, 125 * KB + 3,
+		67 * KB - 3);
+	sg.io_request_count = 3;
+	EXPECT(rsm_memseg_import_getv(&sg), 0);
+	check(rbuf, 192 * KB, 0, 1, "getv of the putv");
+	for (size_t i = 192 * KB; i < SEG_LEN; i++)
+		if (rbuf[i] != 0)
+			FAIL("getv wrote byte %zu past its range", i);
+	EXPECT(rsm_free_localmemory_handle(ctl, lh2), 0);
+	EXPECT(rsm_free_localmemory_handle(ctl, rh), 0);
+	step("written");
+	EXPECT(rsm_memseg_import_disconnect(h), 0);
+}
+
 static const struct {
 	const char *name;
 	void (*server)(void), (*client)(void);
@@ -758,6 +895,7 @@ static const struct {
 	{ "signals", signals_server, signals_client },
 	{ "perms", perms_server, perms_client },
 	{ "segid", segid_server, segid_client },
+	{ "lmh", lmh_server, lmh_client },
 };
 
 int

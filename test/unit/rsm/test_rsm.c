@@ -426,6 +426,60 @@ test_import_args(void)
 	CU_ASSERT_EQUAL(rsm_memseg_import_putv(NULL), RSMERR_BAD_SGIO);
 }
 
+/* Local memory handles: each error, and an LMR per live handle (one more
+ * context in the controller's domain while it lives). */
+static void
+test_localmemory_handle(void)
+{
+	struct dpdat_mr_domain *dom = dpdat_dev_domain(rsm_ctlr0.dev);
+	uint8_t *p = region(4 * pg, PROT_READ | PROT_WRITE);
+	uint8_t *gone = region(pg, PROT_READ | PROT_WRITE);
+	rsm_localmemory_handle_t h = NULL, h2 = NULL;
+	struct rsm_lmh *l;
+	uint32_t n0 = dpdat_mr_domain_count(dom);
+
+	munmap(gone, pg);
+	CU_ASSERT_EQUAL(rsm_create_localmemory_handle(NULL, &h, (caddr_t)p,
+						      pg),
+			RSMERR_BAD_CTLR_HNDL);
+	CU_ASSERT_EQUAL(rsm_create_localmemory_handle((void *)&pg, &h,
+						      (caddr_t)p, pg),
+			RSMERR_BAD_CTLR_HNDL);
+	CU_ASSERT_EQUAL(rsm_create_localmemory_handle(ctl, NULL, (caddr_t)p,
+						      pg), RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_create_localmemory_handle(ctl, &h, NULL, pg),
+			RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(rsm_create_localmemory_handle(ctl, &h, (caddr_t)p, 0),
+			RSMERR_BAD_LENGTH);
+	CU_ASSERT_EQUAL(rsm_create_localmemory_handle(ctl, &h, (caddr_t)p,
+						      SIZE_MAX),
+			RSMERR_BAD_LENGTH);
+	/* registration refuses memory that is not there */
+	CU_ASSERT_EQUAL(rsm_create_localmemory_handle(ctl, &h, (caddr_t)gone,
+						      pg), RSMERR_BAD_ADDR);
+	CU_ASSERT_EQUAL(dpdat_mr_domain_count(dom), n0);
+	/* any range, aligned or not */
+	CU_ASSERT_EQUAL_FATAL(rsm_create_localmemory_handle(ctl, &h,
+							    (caddr_t)p,
+							    4 * pg), 0);
+	CU_ASSERT_EQUAL_FATAL(rsm_create_localmemory_handle(ctl, &h2,
+							    (caddr_t)p + 3,
+							    pg + 5), 0);
+	CU_ASSERT_EQUAL(dpdat_mr_domain_count(dom), n0 + 2);
+	l = (struct rsm_lmh *)h2;
+	CU_ASSERT_PTR_NOT_NULL(l->lmr);
+	CU_ASSERT_EQUAL(rsm_free_localmemory_handle(NULL, h),
+			RSMERR_BAD_CTLR_HNDL);
+	CU_ASSERT_EQUAL(rsm_free_localmemory_handle(ctl, NULL),
+			RSMERR_BAD_LOCALMEM_HNDL);
+	CU_ASSERT_EQUAL(rsm_free_localmemory_handle(ctl, h), 0);
+	CU_ASSERT_EQUAL(rsm_free_localmemory_handle(ctl, h),
+			RSMERR_BAD_LOCALMEM_HNDL);
+	CU_ASSERT_EQUAL(rsm_free_localmemory_handle(ctl, h2), 0);
+	CU_ASSERT_EQUAL(dpdat_mr_domain_count(dom), n0);
+	munmap(p, 4 * pg);
+}
+
 /* ---- permissions: which digit applies to an importer ---- */
 
 #define OWNER	1000
@@ -817,6 +871,7 @@ test_generated_skip_reserved(void)
 
 static CU_TestInfo tests[] = {
 	{ "import arguments", test_import_args },
+	{ "local memory handles", test_localmemory_handle },
 	{ "topology", test_topology },
 	{ "controller", test_controller },
 	{ "create errors", test_create_errors },
