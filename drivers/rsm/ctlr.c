@@ -170,7 +170,6 @@ ctlr_open(struct rsm_ctlr *c)
 	TAILQ_INIT(&c->imports);
 	TAILQ_INIT(&c->lmhs);
 	c->next_id = RSM_USER_APP_ID_BASE;
-	c->next_ticket = ((uint64_t)getpid() << 32) | 1;
 	if (pthread_create(&c->svc, NULL, rsm_service, c) != 0)
 		return RSMERR_INSUFFICIENT_RESOURCES;
 	c->opened = 1;

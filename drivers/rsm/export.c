@@ -19,6 +19,7 @@
 
 #include <rte_common.h>
 #include <rte_errno.h>
+#include <rte_random.h>
 
 #include "rsm_priv.h"
 
@@ -584,6 +585,12 @@ out:
  * owner's group is the importer's effective or a supplementary group, else
  * other. The digit alone decides (an owner digit of 0 is not made up for
  * by the group or other digit). need: 4 read, 2 write, 6 both.
+ * A host that is not a configured node (node 0) is refused even without an
+ * ACL ("any node" is any node of DPDAT_RSM_NODES). An importer in more
+ * supplementary groups than a REQ lists (who->ngroups above
+ * RSM_REQ_GROUPS) whose listed groups do not include the owner's may still
+ * be in it: it gets what both the group and the other digit allow, never
+ * more than the file rule would give.
  * Returns 0, RSMERR_SEG_NOT_PUBLISHED_TO_NODE or RSMERR_PERM_DENIED.
  */
 int
@@ -595,9 +602,11 @@ rsm_perm_check(const rsmapi_access_entry_t *acl, uint_t nacl, mode_t cmask,
 	unsigned int shift = 0;
 	uint_t i;
 
+	if (node == 0)
+		return RSMERR_SEG_NOT_PUBLISHED_TO_NODE;
 	if (acl != NULL && nacl > 0) {
 		for (i = 0; i < nacl; i++)
-			if (node != 0 && acl[i].ae_node == node)
+			if (acl[i].ae_node == node)
 				break;
 		if (i == nacl)
 			return RSMERR_SEG_NOT_PUBLISHED_TO_NODE;
@@ -609,12 +618,53 @@ rsm_perm_check(const rsmapi_access_entry_t *acl, uint_t nacl, mode_t cmask,
 		for (i = 0; !member && i < who->ngroups &&
 			    i < RSM_REQ_GROUPS; i++)
 			member = who->groups[i] == (uint32_t)group;
+		if (!member && who->ngroups > RSM_REQ_GROUPS)
+			/* perhaps in the group through an unlisted one */
+			p &= (p >> 3) | 0770;	/* other &= group */
 		shift = member ? 3 : 6;
 	}
 	p = (p >> (6 - shift)) & 6;	/* the digit that applies */
 	if (need == 0 || (need & ~6u) != 0 || (need & ~p) != 0)
 		return RSMERR_PERM_DENIED;
 	return 0;
+}
+
+/* A random ticket, not 0 and not one of the segment's. */
+static uint64_t
+ticket_new(const struct rsm_export *e)
+{
+	uint64_t id;
+
+	do
+		id = rte_rand();
+	while (id == 0 || rsm_ticket_find(e, id, 0, true) != NULL);
+	return id;
+}
+
+struct rsm_ticket *
+rsm_ticket_find(const struct rsm_export *e, uint64_t id, uint32_t ip,
+		bool any_ip)
+{
+	struct rsm_ticket *t;
+
+	TAILQ_FOREACH(t, &e->tickets, next)
+		if (t->id == id && (any_ip || t->ip == ip))
+			return t;
+	return NULL;
+}
+
+struct rsm_ticket *
+rsm_ticket_add(struct rsm_export *e, uint32_t ip, uint32_t need)
+{
+	struct rsm_ticket *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->id = ticket_new(e);
+	t->ip = ip;
+	t->need = need;
+	TAILQ_INSERT_TAIL(&e->tickets, t, next);
+	return t;
 }
 
 static int
@@ -629,17 +679,18 @@ export_grant(struct rsm_ctlr *c, struct rsm_export *e,
 
 	*need = (q->perm >> 6) & 6;
 	if (q->op == RSM_OP_RESUME) {
-		TAILQ_FOREACH(t, &e->tickets, next)
-			if (t->id == q->ticket) {
-				*need = t->need;
-				*ticket = t->id;
-				return 0;
-			}
-		return RSMERR_SEG_NOT_PUBLISHED;
+		/* a ticket is unguessable and good from its importer's host
+		 * only: nobody else takes over an import's rights */
+		t = rsm_ticket_find(e, q->ticket, peer_ip, false);
+		if (t == NULL)
+			return RSMERR_SEG_NOT_PUBLISHED;
+		*need = t->need;
+		*ticket = t->id;
+		return 0;
 	}
 	who.uid = q->uid;
 	who.gid = q->gid;
-	who.ngroups = RTE_MIN(q->ngroups, (uint32_t)RSM_REQ_GROUPS);
+	who.ngroups = q->ngroups;	/* all; the first RSM_REQ_GROUPS listed */
 	memcpy(who.groups, (const uint8_t *)q + offsetof(struct rsm_req,
 							 groups),
 	       sizeof(who.groups));
@@ -647,12 +698,9 @@ export_grant(struct rsm_ctlr *c, struct rsm_export *e,
 			   &who, *need);
 	if (r != 0)
 		return r;
-	t = calloc(1, sizeof(*t));
+	t = rsm_ticket_add(e, peer_ip, *need);
 	if (t == NULL)
 		return RSMERR_INSUFFICIENT_MEM;
-	t->id = c->next_ticket++;
-	t->need = *need;
-	TAILQ_INSERT_TAIL(&e->tickets, t, next);
 	*ticket = t->id;
 	return 0;
 }
@@ -785,12 +833,14 @@ rsm_export_conn_gone(struct rsm_ctlr *c, struct dpdat_cm_event *ev)
 			continue;
 		TAILQ_REMOVE(&e->conns, ec, next);
 		econn_release(e, ec);
-		/* an importer's last goodbye ends its ticket */
-		if (q.magic == RSM_WIRE_MAGIC && q.op == RSM_OP_BYE) {
+		/* an importer's last goodbye ends its ticket: the one of
+		 * this connection, whatever the goodbye names */
+		if (q.magic == RSM_WIRE_MAGIC && q.op == RSM_OP_BYE &&
+		    q.ticket == ec->ticket) {
 			struct rsm_ticket *t;
 
 			TAILQ_FOREACH(t, &e->tickets, next)
-				if (t->id == q.ticket) {
+				if (t->id == ec->ticket) {
 					TAILQ_REMOVE(&e->tickets, t, next);
 					free(t);
 					break;

@@ -109,8 +109,8 @@ import_close(struct rsm_import *m, int bye)
 }
 
 /* Who imports, for the exporter's choice of digit: the effective ids, as
- * for a file, and the first supplementary groups other than the effective
- * gid (as many as the REQ holds). */
+ * for a file, and the supplementary groups other than the effective gid:
+ * their number, and the first ones (as many as the REQ holds). */
 static void
 import_creds(struct rsm_req *q)
 {
@@ -124,10 +124,12 @@ import_creds(struct rsm_req *q)
 		all = malloc((size_t)n * sizeof(*all));
 	if (all != NULL)
 		n = getgroups(n, all);
-	for (int i = 0; all != NULL && i < n &&
-			q->ngroups < RSM_REQ_GROUPS; i++)
-		if (all[i] != (gid_t)q->gid)
-			q->groups[q->ngroups++] = all[i];
+	for (int i = 0; all != NULL && i < n; i++)
+		if (all[i] != (gid_t)q->gid) {
+			if (q->ngroups < RSM_REQ_GROUPS)
+				q->groups[q->ngroups] = all[i];
+			q->ngroups++;
+		}
 	free(all);
 }
 

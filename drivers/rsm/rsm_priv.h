@@ -6,6 +6,7 @@
 #define RSM_PRIV_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
 #include <sys/types.h>
@@ -46,8 +47,8 @@ struct rsm_req {
 	uint32_t node;		/* the importer's node id, as it believes */
 	uint32_t uid, gid;	/* effective ids: owner, group or other digit */
 	uint64_t ticket;	/* RESUME and BYE: the import being resumed */
-	uint32_t ngroups;	/* supplementary groups, the first ones */
-	uint32_t groups[RSM_REQ_GROUPS];
+	uint32_t ngroups;	/* supplementary groups: all of them, */
+	uint32_t groups[RSM_REQ_GROUPS];	/* the first ones */
 } __attribute__((packed));
 
 _Static_assert(sizeof(struct rsm_req) <= DPDAT_CM_REQ_PDATA_MAX,
@@ -73,7 +74,8 @@ struct rsm_rep {
  * so that an existing import keeps its rights after republish. */
 struct rsm_ticket {
 	TAILQ_ENTRY(rsm_ticket) next;
-	uint64_t id;
+	uint64_t id;		/* random */
+	uint32_t ip;		/* the importer's address: resumes come from it */
 	uint32_t need;		/* 4 read, 2 write, 6 both */
 };
 
@@ -171,7 +173,6 @@ struct rsm_ctlr {
 	size_t page, max_seg, tot_export, exported;
 	unsigned int max_segs, n_segs;
 	uint32_t next_id;
-	uint64_t next_ticket;
 	TAILQ_HEAD(, rsm_export) exports;
 	TAILQ_HEAD(, rsm_import) imports;
 	TAILQ_HEAD(, rsm_lmh) lmhs;
@@ -192,6 +193,13 @@ struct rsm_export *rsm_export_find(struct rsm_ctlr *c, const void *h);
 int rsm_perm_check(const rsmapi_access_entry_t *acl, uint_t nacl,
 		   mode_t cmask, uid_t owner, gid_t group, rsm_node_id_t node,
 		   const struct rsm_cred *who, uint32_t need);
+/* The rights of an import, by ticket: a random one, bound to the
+ * importer's address (ip, network order). Caller holds the controller's
+ * lock. */
+struct rsm_ticket *rsm_ticket_add(struct rsm_export *e, uint32_t ip,
+				  uint32_t need);
+struct rsm_ticket *rsm_ticket_find(const struct rsm_export *e, uint64_t id,
+				   uint32_t ip, bool any_ip);
 void rsm_export_request(struct rsm_ctlr *c, struct dpdat_cm_event *ev);
 void rsm_export_conn_gone(struct rsm_ctlr *c, struct dpdat_cm_event *ev);
 int rsm_export_signal_wait(struct rsm_export *e, int timeout);

@@ -554,6 +554,25 @@ test_perm_digits(void)
 	who.groups[RSM_REQ_GROUPS - 1] = GROUP;
 	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2, &who, 4),
 			0);
+	/* ... so such an importer, not in the listed groups, gets what the
+	 * group and the other digit both allow: with group r, other rw, a
+	 * read and not a write (an importer that listed all its groups and
+	 * is not in the owner's gets other's rw) */
+	who.groups[RSM_REQ_GROUPS - 1] = 299;
+	acl[1].ae_permission = 0046;
+	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2, &who, 4),
+			0);
+	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2, &who, 2),
+			RSMERR_PERM_DENIED);
+	who.ngroups = RSM_REQ_GROUPS;
+	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2, &who, 6),
+			0);
+	/* the owner is the owner, listed groups or not */
+	who.ngroups = 1000;
+	who.uid = OWNER;
+	acl[1].ae_permission = 0600;
+	CU_ASSERT_EQUAL(rsm_perm_check(acl, 2, 0, OWNER, GROUP, 2, &who, 6),
+			0);
 }
 
 /* NULL ACL: any node, with 0666 & ~umask of the exporter at creation; the
@@ -597,6 +616,11 @@ test_null_acl_umask(void)
 	CHECK(1, other, 2, RSMERR_PERM_DENIED);
 	CU_ASSERT_EQUAL(rsm_perm_check(e[1]->acl, e[1]->nacl, e[1]->cmask,
 				       e[1]->uid, e[1]->gid, 1, &other, 4), 0);
+	/* "any node" is a configured one: a host not in DPDAT_RSM_NODES
+	 * (node 0) is refused, even as the owner */
+	CU_ASSERT_EQUAL(rsm_perm_check(e[1]->acl, e[1]->nacl, e[1]->cmask,
+				       e[1]->uid, e[1]->gid, 0, &owner, 4),
+			RSMERR_SEG_NOT_PUBLISHED_TO_NODE);
 #undef CHECK
 	for (i = 0; i < 2; i++)
 		CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h[i]), 0);
@@ -869,6 +893,39 @@ test_generated_skip_reserved(void)
 	munmap(p, 2 * pg);
 }
 
+/* Tickets (the rights an import keeps across reconnections) are random,
+ * distinct, and found only from the importer's own address. */
+static void
+test_tickets(void)
+{
+	uint8_t *p = region(pg, PROT_READ | PROT_WRITE);
+	rsm_memseg_export_handle_t h = seg(p, pg, 0);
+	struct rsm_export *e = (struct rsm_export *)h;
+	struct rsm_ticket *t[64];
+	const uint32_t ip = 0x0200a8c0, other_ip = 0x0300a8c0;
+	int i, j;
+
+	CU_ASSERT_FATAL(h != NULL);
+	pthread_mutex_lock(&e->ctlr->lock);
+	for (i = 0; i < 64; i++) {
+		t[i] = rsm_ticket_add(e, ip, 4);
+		CU_ASSERT_FATAL(t[i] != NULL);
+		CU_ASSERT_NOT_EQUAL(t[i]->id, 0);
+		for (j = 0; j < i; j++)
+			CU_ASSERT_NOT_EQUAL(t[i]->id, t[j]->id);
+	}
+	/* not a counter: consecutive tickets are not one apart */
+	CU_ASSERT(t[1]->id != t[0]->id + 1 || t[2]->id != t[1]->id + 1);
+	CU_ASSERT_PTR_EQUAL(rsm_ticket_find(e, t[5]->id, ip, false), t[5]);
+	CU_ASSERT_PTR_NULL(rsm_ticket_find(e, t[5]->id, other_ip, false));
+	CU_ASSERT_PTR_NULL(rsm_ticket_find(e, t[5]->id + 1, ip, false));
+	CU_ASSERT_PTR_EQUAL(rsm_ticket_find(e, t[5]->id, other_ip, true),
+			    t[5]);
+	pthread_mutex_unlock(&e->ctlr->lock);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(h), 0);	/* frees them */
+	munmap(p, pg);
+}
+
 static CU_TestInfo tests[] = {
 	{ "import arguments", test_import_args },
 	{ "local memory handles", test_localmemory_handle },
@@ -883,6 +940,7 @@ static CU_TestInfo tests[] = {
 	{ "signal wait timeout", test_signal_timeout },
 	{ "permission digits", test_perm_digits },
 	{ "NULL ACL and umask", test_null_acl_umask },
+	{ "tickets", test_tickets },
 	{ "segment id ranges", test_segmentid_range },
 	{ "publish in reserved ranges", test_publish_reserved },
 	{ "generated ids skip reserved ranges", test_generated_skip_reserved },
