@@ -132,6 +132,8 @@ open_dev(void)
 	dc.port.device = o.dev;
 	dc.port.ipv4 = o.ip ? o.ip : server ? "198.18.0.1" : "198.18.0.2";
 	dc.port.mtu = (uint16_t)o.mtu;
+	/* a client may start first: its memif waits for the server */
+	dc.port.link_wait_s = server ? 0 : 20;
 	tp.dev = dpdat_dev_open(&dc);
 	if (tp.dev == NULL) {
 		fprintf(stderr, "dpdat-testpmd: %s: %s\n", o.dev,

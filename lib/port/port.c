@@ -154,6 +154,22 @@ memif_client(const char *device)
 	       strcmp(role, "client") == 0;
 }
 
+/* Poll the link every 10 ms for up to ms milliseconds. */
+static int
+port_wait_link(struct dpdat_port *p, uint64_t ms)
+{
+	struct rte_eth_link link;
+	uint64_t t;
+
+	for (t = 0; t <= ms; t += 10) {
+		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_UP)
+			return 0;
+		rte_delay_us_sleep(10 * 1000);
+	}
+	return -ETIMEDOUT;
+}
+
 /* Whether a memif server listens on path: a file, or an abstract socket
  * (memif's default, socket-abstract=yes), which shows as "@path" in
  * /proc/net/unix. */
@@ -185,7 +201,10 @@ memif_listening(const char *path, bool abstract)
  * accepts (DPDK 22.11 connects once, in dev_start): it waits for up to
  * wait_s seconds, so that two processes can be started in either order,
  * and tries again whenever the socket is there (every 100 ms while it
- * refuses). */
+ * refuses). A server refuses the handshake between its probe, which opens
+ * the socket, and its own start ("disabled"), and memif never tries
+ * again: a client whose link is not up 2 s after a start stops and starts
+ * once more, within the same wait_s. */
 static int
 port_start(struct dpdat_port *p, const char *device, unsigned int wait_s)
 {
@@ -199,8 +218,22 @@ port_start(struct dpdat_port *p, const char *device, unsigned int wait_s)
 	devarg(device, "socket", path, sizeof(path));
 	devarg(device, "socket-abstract", abs, sizeof(abs));
 	abstract = strcmp(abs, "no") != 0;
-	while ((ret = rte_eth_dev_start(p->port_id)) < 0 &&
-	       rte_get_timer_cycles() < end) {
+	for (;;) {
+		ret = rte_eth_dev_start(p->port_id);
+		if (ret == 0) {
+			uint64_t now = rte_get_timer_cycles();
+
+			if (now >= end || port_wait_link(p, RTE_MIN((uint64_t)2000,
+			    (end - now) * 1000 / rte_get_timer_hz())) == 0 ||
+			    rte_get_timer_cycles() >= end)
+				return 0;	/* the link wait decides */
+			PORT_LOG(NOTICE, "%s: no memif handshake 2 s after "
+				 "connecting: connecting again", p->name);
+			rte_eth_dev_stop(p->port_id);
+			continue;
+		}
+		if (rte_get_timer_cycles() >= end)
+			break;
 		if (!said) {
 			PORT_LOG(NOTICE, "%s: waiting up to %u s for a memif "
 				 "server at %s%s", p->name, wait_s,
@@ -275,21 +308,6 @@ port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 	return port_steer_rules(p);
 }
 
-static int
-port_wait_link(struct dpdat_port *p, unsigned int seconds)
-{
-	struct rte_eth_link link;
-	unsigned int ms;
-
-	for (ms = 0; ms <= seconds * 1000; ms += 10) {
-		if (rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
-		    link.link_status == RTE_ETH_LINK_UP)
-			return 0;
-		rte_delay_us_sleep(10 * 1000);
-	}
-	return -ETIMEDOUT;
-}
-
 struct dpdat_port *
 dpdat_port_create(const struct dpdat_port_conf *conf)
 {
@@ -335,7 +353,7 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		goto err_pool;
 	}
 	if (conf->link_wait_s != 0) {
-		ret = port_wait_link(p, conf->link_wait_s);
+		ret = port_wait_link(p, (uint64_t)conf->link_wait_s * 1000);
 		if (ret < 0) {
 			PORT_LOG(ERR, "%s: link down after %u s", p->name,
 				 conf->link_wait_s);
