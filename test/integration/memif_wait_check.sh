@@ -40,7 +40,7 @@ client() {
 
 # 1. client first
 sock=$dir/a.sock
-printf 'sleep 15\nquit\n' >"$dir/server.cmd"
+printf 'sleep 15000\nquit\n' >"$dir/server.cmd"
 ( sleep 2; exec timeout 60 "$tp" --role server --socket "$sock" \
 	--cmdline-file "$dir/server.cmd" </dev/null >"$dir/server.log" 2>&1 ) &
 srv=$!
