@@ -58,7 +58,7 @@ else
 	bw_sizes=${BENCH_BW_SIZES:-"64 256 1024 4096 16384 65536 262144 1048576"}
 	lat_sizes=${BENCH_LAT_SIZES:-$(for ((s = 2; s <= 65536; s *= 2)); do
 		echo -n "$s "; done)}
-	bw_secs=${BENCH_BW_SECS:-2} lat_iters=${BENCH_LAT_ITERS:-2000}
+	bw_secs=${BENCH_BW_SECS:-2} lat_iters=${BENCH_LAT_ITERS:-20000}
 	tp_secs=${BENCH_TP_SECS:-3} sp_secs=${BENCH_SP_SECS:-1}
 fi
 sp_opts=${BENCH_SOCKPERF_OPTS---nonblocked}
