@@ -27,6 +27,7 @@
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>	/* DAT_PROVIDER, for the table */
 
+#include "dat_main.h"
 #include "evd_test.h"
 
 /* libdat2 exports it without declaring it: registry IA handle -> the
@@ -833,45 +834,6 @@ static CU_SuiteInfo suites[] = {
 int
 main(int argc, char **argv)
 {
-	const char *override = getenv("DAT_OVERRIDE");
-	char params[256], sock[64];
-	unsigned int failed;
-
-	/* libdat2 reads DAT_OVERRIDE as it loads, before main(): set it
-	 * and start again */
-	if (argc > 1 && (override == NULL || strcmp(override, argv[1]) != 0)) {
-		setenv("DAT_OVERRIDE", argv[1], 1);
-		execv("/proc/self/exe", argv);
-		perror("execv");
-		return 2;
-	}
-	if (override == NULL) {
-		fprintf(stderr, "usage: %s path/to/dat.conf\n", argv[0]);
-		return 2;
-	}
-	/* a memif server with no peer, on a socket of its own */
-	snprintf(sock, sizeof(sock), "/tmp/dpdat-evd-%d.sock", (int)getpid());
-	snprintf(params, sizeof(params),
-		 "device=net_memif0,role=server,socket=%s ipv4=198.18.0.1",
-		 sock);
-	setenv("DPDAT_DAT_PARAMS", params, 1);
 	setenv("DPDAT_MEM_MB", "256", 0);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	if (CU_register_suites(suites) != CUE_SUCCESS) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() +
-		 CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	unlink(sock);
-	/* No exit handlers: ia.c's destructor closes the memif devices while
-	 * the EAL interrupt thread still serves the peer's disconnect, and
-	 * crashes about one exit in 25 (dpdat_port_free -> rte_mempool_free
-	 * against memif's handler). Not an EVD matter. */
-	fflush(NULL);
-	_exit(failed != 0);
+	dat_test_main(argc, argv, "evd", suites);
 }

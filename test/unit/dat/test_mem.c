@@ -34,6 +34,8 @@
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>	/* the DAT_*() provider-table macros */
 
+#include "dat_main.h"
+
 #define PG		4096
 #define QUAL		4711
 #define WAIT_US		(10 * 1000 * 1000)
@@ -50,7 +52,6 @@
 
 static DAT_IA_HANDLE ia;
 static DAT_PZ_HANDLE pz1, pz2;
-static char sock_path[64];
 static uint8_t buf[8 * PG] __attribute__((aligned(PG)));
 
 static const char *
@@ -860,18 +861,11 @@ conn_down(struct conn *c)
 }
 
 static int
-conn_objects(struct conn *c, const char *client_params, DAT_CONN_QUAL qual)
+conn_objects(struct conn *c, DAT_CONN_QUAL qual)
 {
-	DAT_EVD_HANDLE async = DAT_EVD_ASYNC_EXISTS;	/* none needed */
 	const DAT_EVD_FLAGS req = DAT_EVD_DTO_FLAG | DAT_EVD_RMR_BIND_FLAG;
-	char *server_params = getenv("DPDAT_DAT_PARAMS");
-	DAT_RETURN r;
+	DAT_RETURN r = dat_test_open_client(&c->cia);
 
-	server_params = strdup(server_params != NULL ? server_params : "");
-	setenv("DPDAT_DAT_PARAMS", client_params, 1);
-	r = dat_ia_open("dpdat1", 8, &async, &c->cia);
-	setenv("DPDAT_DAT_PARAMS", server_params, 1);
-	free(server_params);
 	EXPECT(r, DAT_SUCCESS);
 	if (r != DAT_SUCCESS)
 		return -1;
@@ -898,7 +892,7 @@ conn_objects(struct conn *c, const char *client_params, DAT_CONN_QUAL qual)
 
 /* 0: connected; 1: skip (EPs or EVDs not implemented yet); -1: failed. */
 static int
-conn_up(struct conn *c, const char *client_params, DAT_CONN_QUAL qual)
+conn_up(struct conn *c, DAT_CONN_QUAL qual)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	DAT_EVD_HANDLE e = DAT_HANDLE_NULL;
@@ -914,7 +908,7 @@ conn_up(struct conn *c, const char *client_params, DAT_CONN_QUAL qual)
 	if (evd(ia, 4, DAT_EVD_DTO_FLAG, &e) == DAT_NOT_IMPLEMENTED)
 		return 1;
 	dat_evd_free(e);
-	if (conn_objects(c, client_params, qual) != 0)
+	if (conn_objects(c, qual) != 0)
 		goto err;
 	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
 	/* the memif link may come up after the first request */
@@ -1066,17 +1060,13 @@ bind_flushed(struct conn *c, DAT_RMR_HANDLE r, DAT_LMR_HANDLE l,
 static void
 test_rmr_bind_connected_ep(void)
 {
-	char params[256];
 	struct conn c;
 	DAT_LMR_HANDLE l;
 	DAT_LMR_CONTEXT lc;
 	DAT_RMR_HANDLE r;
 	int ret;
 
-	snprintf(params, sizeof(params),
-		 "device=net_memif1,role=client,socket=%s ipv4=198.18.0.2",
-		 sock_path);
-	ret = conn_up(&c, params, QUAL);
+	ret = conn_up(&c, QUAL);
 	if (ret == 1) {
 		skip("needs connected EP (dat_ep_create or dat_evd_create: "
 		     "DAT_NOT_IMPLEMENTED)");
@@ -1151,7 +1141,6 @@ conn_disconnect(struct conn *c)
 static void
 test_rmr_ep_scope(void)
 {
-	char params[256];
 	struct conn a, b;
 	DAT_LMR_HANDLE l;
 	DAT_LMR_CONTEXT lc;
@@ -1162,15 +1151,12 @@ test_rmr_ep_scope(void)
 	DAT_EVENT ev;
 	int ret;
 
-	snprintf(params, sizeof(params),
-		 "device=net_memif1,role=client,socket=%s ipv4=198.18.0.2",
-		 sock_path);
-	ret = conn_up(&a, params, QUAL);
+	ret = conn_up(&a, QUAL);
 	if (ret == 1)
 		skip("needs connected EP");
 	if (ret != 0)
 		return;
-	if (conn_up(&b, params, QUAL + 1) != 0) {
+	if (conn_up(&b, QUAL + 1) != 0) {
 		conn_down(&a);
 		return;
 	}
@@ -1361,39 +1347,5 @@ static CU_SuiteInfo suites[] = {
 int
 main(int argc, char **argv)
 {
-	const char *override;
-	char params[256];
-	unsigned int failed;
-
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s <dat.conf>\n", argv[0]);
-		return 2;
-	}
-	snprintf(sock_path, sizeof(sock_path), "/tmp/dpdat-mem-%d.sock",
-		 (int)getpid());
-	snprintf(params, sizeof(params),
-		 "device=net_memif0,role=server,socket=%s ipv4=198.18.0.1",
-		 sock_path);
-	/* libdat2 reads DAT_OVERRIDE when it is loaded, before main() */
-	override = getenv("DAT_OVERRIDE");
-	if (override == NULL || strcmp(override, argv[1]) != 0) {
-		setenv("DAT_OVERRIDE", argv[1], 1);
-		execv("/proc/self/exe", argv);
-		perror("execv");
-		return 2;
-	}
-	setenv("DPDAT_DAT_PARAMS", params, 1);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	if (CU_register_suites(suites) != CUE_SUCCESS) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() +
-		 CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	unlink(sock_path);
-	return failed != 0;
+	dat_test_main(argc, argv, "mem", suites);
 }

@@ -26,6 +26,8 @@
 #include <CUnit/Basic.h>
 #include <dat2/udat.h>
 
+#include "dat_main.h"
+
 #define QUAL		4712
 #define WAIT_US		(10 * 1000 * 1000)
 #define BUF		8192
@@ -39,7 +41,6 @@
 static DAT_IA_HANDLE ia;
 static DAT_EVD_HANDLE async_evd;
 static DAT_PZ_HANDLE pz1, pz2;
-static char sock_path[64];
 static uint8_t rbuf[8 * BUF] __attribute__((aligned(4096)));
 static uint8_t sbuf[8 * BUF] __attribute__((aligned(4096)));
 
@@ -330,19 +331,8 @@ struct net {
 static int
 net_objects(struct net *n)
 {
-	DAT_EVD_HANDLE async = DAT_EVD_ASYNC_EXISTS;	/* none needed */
-	char *server_params = getenv("DPDAT_DAT_PARAMS");
-	char params[256];
-	DAT_RETURN r;
+	DAT_RETURN r = dat_test_open_client(&n->cia);
 
-	snprintf(params, sizeof(params),
-		 "device=net_memif1,role=client,socket=%s ipv4=198.18.0.2",
-		 sock_path);
-	server_params = strdup(server_params != NULL ? server_params : "");
-	setenv("DPDAT_DAT_PARAMS", params, 1);
-	r = dat_ia_open("dpdat1", 8, &async, &n->cia);
-	setenv("DPDAT_DAT_PARAMS", server_params, 1);
-	free(server_params);
 	EXPECT(r, DAT_SUCCESS);
 	if (r != DAT_SUCCESS ||
 	    dat_pz_create(n->cia, &n->cpz) != DAT_SUCCESS ||
@@ -611,39 +601,5 @@ static CU_SuiteInfo suites[] = {
 int
 main(int argc, char **argv)
 {
-	const char *override;
-	char params[256];
-	unsigned int failed;
-
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s <dat.conf>\n", argv[0]);
-		return 2;
-	}
-	snprintf(sock_path, sizeof(sock_path), "/tmp/dpdat-srq-%d.sock",
-		 (int)getpid());
-	snprintf(params, sizeof(params),
-		 "device=net_memif0,role=server,socket=%s ipv4=198.18.0.1",
-		 sock_path);
-	/* libdat2 reads DAT_OVERRIDE when it is loaded, before main() */
-	override = getenv("DAT_OVERRIDE");
-	if (override == NULL || strcmp(override, argv[1]) != 0) {
-		setenv("DAT_OVERRIDE", argv[1], 1);
-		execv("/proc/self/exe", argv);
-		perror("execv");
-		return 2;
-	}
-	setenv("DPDAT_DAT_PARAMS", params, 1);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	if (CU_register_suites(suites) != CUE_SUCCESS) {
-		CU_cleanup_registry();
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() +
-		 CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
-	unlink(sock_path);
-	return failed != 0;
+	dat_test_main(argc, argv, "srq", suites);
 }

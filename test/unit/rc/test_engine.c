@@ -169,6 +169,16 @@ post(struct end *e, enum dpdat_wr_opcode op, uint32_t off, uint32_t len,
 	return post_on(e->qp, e, op, off, len, raddr, rkey);
 }
 
+/* Take whatever completions both CQs still hold. */
+static void
+drain_cqs(void)
+{
+	struct dpdat_wc wc[8];
+
+	while (dpdat_cq_poll(A.cq, wc, 8) > 0 || dpdat_cq_poll(B.cq, wc, 8) > 0)
+		;
+}
+
 static int
 wait_wc(struct end *e, struct dpdat_wc *wc, int iters)
 {
@@ -553,15 +563,12 @@ qpn_of(const struct dpdat_qp *qp)
 static void
 srq_teardown(struct dpdat_qp **qps, int n, struct dpdat_srq *srq)
 {
-	struct dpdat_wc wc[8];
-
 	for (int i = 0; i < n; i++)
 		CU_ASSERT(dpdat_qp_free(qps[i]) == 0);
 	CU_ASSERT(dpdat_srq_free(srq) == 0);
 	for (int i = 0; i < 4; i++)
 		run(1);
-	while (dpdat_cq_poll(A.cq, wc, 8) > 0 || dpdat_cq_poll(B.cq, wc, 8) > 0)
-		;
+	drain_cqs();
 }
 
 /* Two QPs share one SRQ: SENDs, single and multi-packet, take its WQEs in
@@ -731,9 +738,7 @@ test_rmr_qp_scope(void)
 	for (int i = 0; i < 4; i++)
 		CU_ASSERT(dpdat_qp_free(qps[i]) == 0);
 	run(4);
-	while (dpdat_cq_poll(A.cq, &(struct dpdat_wc){ 0 }, 1) > 0 ||
-	       dpdat_cq_poll(B.cq, &(struct dpdat_wc){ 0 }, 1) > 0)
-		;
+	drain_cqs();
 	CU_ASSERT_EQUAL(dpdat_pz_free(pz2), 0);
 }
 
@@ -980,9 +985,7 @@ test_conn_outlives_qp(void)
 	CU_ASSERT(dpdat_qp_free(qb) == 0);
 	CU_ASSERT(dpdat_cm_listen_free(l) == 0);
 	run(10);
-	while (dpdat_cq_poll(A.cq, &(struct dpdat_wc){ 0 }, 1) > 0 ||
-	       dpdat_cq_poll(B.cq, &(struct dpdat_wc){ 0 }, 1) > 0)
-		;
+	drain_cqs();
 	CU_ASSERT(dpdat_cm_eq_free(ea) == 0);
 	CU_ASSERT(dpdat_cm_eq_free(eb) == 0);
 }
@@ -1093,9 +1096,7 @@ test_rtu_before_dreq(void)
 	}
 	CU_ASSERT(dpdat_cm_listen_free(l) == 0);
 	run(10);
-	while (dpdat_cq_poll(A.cq, &(struct dpdat_wc){ 0 }, 1) > 0 ||
-	       dpdat_cq_poll(B.cq, &(struct dpdat_wc){ 0 }, 1) > 0)
-		;
+	drain_cqs();
 	CU_ASSERT(dpdat_cm_eq_free(ea) == 0);
 	CU_ASSERT(dpdat_cm_eq_free(eb) == 0);
 }

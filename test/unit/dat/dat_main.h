@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * What the DAT test programs share: running CUnit suites through the real
+ * registry, and the client end of the memif pair they configure.
+ */
+
+#ifndef DPDAT_TEST_DAT_MAIN_H
+#define DPDAT_TEST_DAT_MAIN_H
+
+#include <CUnit/Basic.h>
+#include <dat2/udat.h>
+
+/*
+ * Run the suites with argv[1] as the registry's dat.conf. libdat2 reads
+ * DAT_OVERRIDE when it is loaded, before main(): this sets it and executes
+ * the program again. Every IA the process opens is, through
+ * DPDAT_DAT_PARAMS, a memif server (198.18.0.1) on a socket of its own,
+ * /tmp/dpdat-<tag>-<pid>.sock. Exits 0 when every test passed, 1 when one
+ * failed, 2 on bad usage.
+ */
+void dat_test_main(int argc, char **argv, const char *tag,
+		   CU_SuiteInfo *suites) __attribute__((noreturn));
+
+/* Open IA "dpdat1" as the memif client (198.18.0.2) of that socket; the
+ * server's DPDAT_DAT_PARAMS are back in place on return. */
+DAT_RETURN dat_test_open_client(DAT_IA_HANDLE *ia);
+
+#endif /* DPDAT_TEST_DAT_MAIN_H */
