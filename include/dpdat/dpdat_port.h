@@ -68,6 +68,8 @@ struct dpdat_port_stats {
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
 	uint64_t captured;		/**< frames written to the capture */
 	uint64_t capture_lost;		/**< frames the capture could not copy */
+	/** memif bursts cut short: the peer's memory went away under them */
+	uint64_t peer_unmapped;
 };
 
 /** One entry of the ARP neighbour table (dpdat_port_neighbours()). */

@@ -265,6 +265,8 @@ port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 	ret = rte_eth_dev_info_get(p->port_id, &di);
 	if (ret < 0)
 		return ret;
+	if (strcmp(di.driver_name, "net_memif") == 0)
+		port_guard_enable(p);
 	p->tx_offloads = di.tx_offload_capa &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = p->tx_offloads;
@@ -531,8 +533,9 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 
 	/* room for the duplicates fault injection may add */
 	/* faults may return 2n + 1 frames (duplicates and a held one) */
-	nb = rte_eth_rx_burst(p->port_id, 0, rx,
-			      RTE_MIN((uint16_t)((n - 1) / 2), PORT_BURST));
+	n = RTE_MIN((uint16_t)((n - 1) / 2), PORT_BURST);
+	nb = likely(!p->guarded) ? rte_eth_rx_burst(p->port_id, 0, rx, n) :
+		port_guarded_rx(p, rx, n);
 	if (unlikely(p->cap != NULL) && nb != 0) {
 		struct rte_mbuf *cp[PORT_BURST];
 
@@ -547,19 +550,35 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	return out;
 }
 
-/* The device burst, with the capture of what it took. */
+static inline uint16_t
+port_dev_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (likely(!p->guarded))
+		return rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	return port_guarded_tx(p, pkts, n);
+}
+
+/* The device burst, with the capture of what it took and the bytes sent
+ * (counted before: what the device took may be freed already). */
 static uint16_t
 port_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mbuf *cp[2 * PORT_BURST + 1];
-	uint16_t sent, c;
+	uint64_t bytes = 0;
+	uint16_t sent, c, k;
 
-	if (likely(p->cap == NULL))
-		return rte_eth_tx_burst(p->port_id, 0, pkts, n);
-	c = RTE_MIN(n, (uint16_t)RTE_DIM(cp));
-	port_capture_copy(p, pkts, c, cp, 1);
-	sent = rte_eth_tx_burst(p->port_id, 0, pkts, c);
-	port_capture_write(p, cp, c, sent);
+	c = unlikely(p->cap != NULL) ? RTE_MIN(n, (uint16_t)RTE_DIM(cp)) : n;
+	for (k = 0; k < c; k++)
+		bytes += rte_pktmbuf_pkt_len(pkts[k]);
+	if (unlikely(p->cap != NULL))
+		port_capture_copy(p, pkts, c, cp, 1);
+	sent = port_dev_tx(p, pkts, c);
+	if (unlikely(p->cap != NULL))
+		port_capture_write(p, cp, c, sent);
+	for (k = sent; k < c; k++)
+		bytes -= rte_pktmbuf_pkt_len(pkts[k]);
+	p->st.tx_bytes += bytes;
+	p->st.tx_pkts += sent;
 	return sent;
 }
 
@@ -569,16 +588,13 @@ static uint16_t
 port_tx_faulty(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mbuf *f[2 * PORT_BURST + 1];
-	uint16_t k, sent, m, done = 0;
+	uint16_t sent, m, done = 0;
 
 	while (done < n) {
 		m = RTE_MIN(n - done, PORT_BURST);
 		memcpy(f, pkts + done, m * sizeof(*f));
 		m = port_fault_apply(p, &p->ftx, f, m);
 		sent = m ? port_burst(p, f, m) : 0;
-		for (k = 0; k < sent; k++)
-			p->st.tx_bytes += rte_pktmbuf_pkt_len(f[k]);
-		p->st.tx_pkts += sent;
 		if (sent < m) {
 			p->st.drop_tx_full += m - sent;
 			rte_pktmbuf_free_bulk(f + sent, m - sent);
@@ -591,17 +607,11 @@ port_tx_faulty(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 uint16_t
 port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t sent, k;
-
 	if (n == 0)
 		return 0;
 	if (unlikely(p->faults))
 		return port_tx_faulty(p, pkts, n);
-	sent = port_burst(p, pkts, n);
-	for (k = 0; k < sent; k++)
-		p->st.tx_bytes += rte_pktmbuf_pkt_len(pkts[k]);
-	p->st.tx_pkts += sent;
-	return sent;
+	return port_burst(p, pkts, n);
 }
 
 uint16_t

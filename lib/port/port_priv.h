@@ -76,6 +76,7 @@ struct dpdat_port {
 	struct port_fault frx, ftx;
 	struct port_capture *cap;	/* NULL unless capturing */
 	bool isolated;		/* rte_flow isolated mode */
+	bool guarded;		/* memif: bursts survive the peer's unmap */
 	struct rte_flow *flows[2];	/* RoCEv2 and ARP steering */
 	struct port_neigh neigh[PORT_NEIGH_SIZE];
 };
@@ -125,6 +126,15 @@ uint16_t port_capture_copy(struct dpdat_port *p, struct rte_mbuf **pkts,
 			   uint16_t n, struct rte_mbuf **copies, int tx);
 void port_capture_write(struct dpdat_port *p, struct rte_mbuf **copies,
 			uint16_t n, uint16_t keep);
+
+/* guard.c: the device bursts of a port that port_guard_enable() marked
+ * (memif), which survive the driver unmapping the peer's memory under
+ * them: the burst then ends early and counts in peer_unmapped. */
+void port_guard_enable(struct dpdat_port *p);
+uint16_t port_guarded_rx(struct dpdat_port *p, struct rte_mbuf **pkts,
+			 uint16_t n);
+uint16_t port_guarded_tx(struct dpdat_port *p, struct rte_mbuf **pkts,
+			 uint16_t n);
 
 /* steer.c: rte_flow isolation (before configure) and rules (after start) */
 void port_steer_isolate(struct dpdat_port *p);

@@ -87,6 +87,7 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	U64(fault_drop);
 	U64(fault_dup); U64(fault_reorder); U64(fault_corrupt);
 	U64(captured); U64(capture_lost);
+	U64(peer_unmapped);
 #undef U64
 	return 0;
 }

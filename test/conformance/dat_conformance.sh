@@ -38,21 +38,6 @@ client_params="device=net_memif0,role=client,socket=$sock ipv4=198.18.0.2 mtu=42
 
 fail() {
 	echo "conformance $case: FAILED: $*"
-	# One more attempt, from scratch, and both verdicts are shown: DPDK
-	# 22.11's memif can crash a process whose peer exits while it polls
-	# (a known fragile point, see the RC engine guide). A failure that
-	# comes back is a failure.
-	if [ -z "${DPDAT_CONF_RETRY:-}" ]; then
-		for f in "$tmp"/*.log; do
-			[ -f "$f" ] || continue
-			echo "---- $(basename "$f") (last lines)"
-			grep -v -e '^EAL:' -e '^TELEMETRY:' "$f" | tail -8
-		done
-		echo "conformance $case: trying once more"
-		[ -n "$srv_pid" ] && kill "$srv_pid" 2>/dev/null
-		rm -rf "$tmp"
-		DPDAT_CONF_RETRY=1 exec "$0" "$build" "$case"
-	fi
 	for f in "$tmp"/*.log; do
 		[ -f "$f" ] || continue
 		echo "---- $(basename "$f") (last lines)"

@@ -12,6 +12,7 @@
 #include "harness.h"
 
 const char *h_role = "test";
+void (*h_after_eal)(void);
 
 double
 h_now(void)
@@ -34,6 +35,8 @@ h_open(int server, const char *sock, uint16_t mtu,
 	h_role = server ? "server" : "client";
 	if (dpdat_eal_init(&ec) < 0)
 		H_FAIL("EAL");
+	if (h_after_eal != NULL)
+		h_after_eal();
 	snprintf(devargs, sizeof(devargs), "net_memif0,role=%s,socket=%s",
 		 h_role, sock);
 	dc.port.device = devargs;

@@ -21,7 +21,9 @@ extern const char *h_role;	/* "server" or "client", for messages */
 #define H_FAIL(...) do { fprintf(stderr, "%s: ", h_role); \
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); exit(1); } while (0)
 
-/* EAL + device on one end of the memif at sock (server: 198.18.0.1). */
+/* EAL + device on one end of the memif at sock (server: 198.18.0.1);
+ * h_after_eal, when set, runs between the two. */
+extern void (*h_after_eal)(void);
 struct dpdat_dev *h_open(int server, const char *sock, uint16_t mtu,
 			 enum dpdat_progress progress);
 

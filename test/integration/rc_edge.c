@@ -16,13 +16,23 @@
  * rc_edge server|client <socket> death
  *   The server kills itself mid-stream; every work request of the client
  *   must complete, in error, within the retry budget; no mbuf leaks.
+ *
+ * rc_edge server|client <socket> unmap
+ *   The same death, at the worst moment: the client is held inside a memif
+ *   receive burst, past the driver's "connected" test, while the server
+ *   dies and the client's interrupt thread unmaps the shared rings. The
+ *   burst must end early (counted in peer_unmapped) instead of crashing
+ *   the client, and everything else goes as in "death".
  */
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
 #include "harness.h"
@@ -245,6 +255,124 @@ protect_client(const char *sock)
 
 /* ---- death ---- */
 
+/* unmap: the files by which the two sides meet, the burst to hold */
+static const char *unmap_sock;
+static volatile int stall_armed;
+static pthread_t poll_thread;
+
+static void
+flag_path(char *path, size_t len, const char *what)
+{
+	snprintf(path, len, "%s.%s", unmap_sock, what);
+}
+
+static int
+flag_wait(const char *what, double timeout_s)
+{
+	char path[512];
+	double t0 = h_now();
+
+	flag_path(path, sizeof(path), what);
+	while (access(path, F_OK) != 0) {
+		if (h_now() - t0 > timeout_s)
+			return -1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+static void
+flag_set(const char *what)
+{
+	char path[512];
+	FILE *f;
+
+	flag_path(path, sizeof(path), what);
+	f = fopen(path, "w");
+	if (f == NULL)
+		H_FAIL("cannot write %s", path);
+	fclose(f);
+}
+
+/*
+ * The burst to hold. DPDK 22.11's memif receive burst allocates its mbufs
+ * after it has read the ring's head and before it copies the frames out
+ * of the peer's buffers. The client's mbuf pools use these mempool ops,
+ * which pass everything to the ring ops but hold the first allocation
+ * made from inside the memif driver once armed, until the server is dead
+ * and the client's interrupt thread has had time to unmap. The thread
+ * that polls is no EAL lcore, so its allocations have no per-lcore cache
+ * and every one comes here.
+ */
+static const struct rte_mempool_ops *ring_ops;
+
+static int
+stall_alloc(struct rte_mempool *mp)
+{
+	for (unsigned int i = 0; ring_ops == NULL &&
+	     i < rte_mempool_ops_table.num_ops; i++)
+		if (strcmp(rte_mempool_ops_table.ops[i].name,
+			   "ring_mp_mc") == 0)
+			ring_ops = &rte_mempool_ops_table.ops[i];
+	if (ring_ops == NULL)
+		H_FAIL("no ring_mp_mc mempool ops");
+	return ring_ops->alloc(mp);
+}
+
+static void
+stall_free(struct rte_mempool *mp)
+{
+	ring_ops->free(mp);
+}
+
+static int
+stall_enqueue(struct rte_mempool *mp, void * const *objs, unsigned int n)
+{
+	return ring_ops->enqueue(mp, objs, n);
+}
+
+static unsigned int
+stall_count(const struct rte_mempool *mp)
+{
+	return ring_ops->get_count(mp);
+}
+
+static int
+stall_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
+{
+	Dl_info di;
+
+	if (stall_armed && pthread_equal(pthread_self(), poll_thread) &&
+	    dladdr(__builtin_return_address(0), &di) != 0 &&
+	    di.dli_fname != NULL && strstr(di.dli_fname, "net_memif")) {
+		stall_armed = 0;
+		printf("client: holding a memif receive burst; server: die\n");
+		fflush(stdout);
+		flag_set("stalled");
+		if (flag_wait("dying", 10) != 0)
+			H_FAIL("the server did not die");
+		usleep(500 * 1000);	/* SIGKILL, then the disconnect */
+	}
+	return ring_ops->dequeue(mp, objs, n);
+}
+
+static const struct rte_mempool_ops stall_ops = {
+	.name = "dpdat_test_stall",
+	.alloc = stall_alloc,
+	.free = stall_free,
+	.enqueue = stall_enqueue,
+	.dequeue = stall_dequeue,
+	.get_count = stall_count,
+};
+RTE_MEMPOOL_REGISTER_OPS(stall_ops);
+
+static void
+use_stall_ops(void)
+{
+	if (rte_mbuf_set_user_mempool_ops(stall_ops.name) != 0)
+		H_FAIL("cannot set the mbuf pool ops");
+}
+
 /* The server keeps receives posted while it lives, then dies. */
 static void
 death_server(const char *sock)
@@ -270,6 +398,18 @@ death_server(const char *sock)
 	while (h_now() - t0 < 0.5) {
 		if (dpdat_cq_poll(cq, &wc, 1) == 1)
 			dpdat_post_recv(qp[0], &rwr);
+	}
+	if (unmap_sock != NULL) {
+		/* poll on until the client holds a burst */
+		t0 = h_now();
+		while (access(unmap_sock, F_OK) == 0 &&
+		       flag_wait("stalled", 0) != 0) {
+			if (h_now() - t0 > 10)
+				H_FAIL("the client never held a burst");
+			if (dpdat_cq_poll(cq, &wc, 1) == 1)
+				dpdat_post_recv(qp[0], &rwr);
+		}
+		flag_set("dying");
 	}
 	printf("server: dying now, mid-stream\n");
 	fflush(stdout);
@@ -321,6 +461,8 @@ death_client(const char *sock)
 		if (wc.status == DPDAT_WC_SUCCESS) {
 			ok++;
 			t_last_ok = h_now();
+			if (unmap_sock != NULL && ok == 200)
+				stall_armed = 1;
 		} else if (wc.status == DPDAT_WC_RETRY_EXC_ERR && !retry) {
 			retry++;
 			t_err = h_now();
@@ -334,8 +476,18 @@ death_client(const char *sock)
 	printf("client: %u SENDs ok, then retry exceeded %.3f s after the "
 	       "last success, %u flushed; all %u completed once\n", ok,
 	       t_err - t_last_ok, flushed, posted);
-	if (ok == 0 || t_err - t_last_ok > 2.0)
+	if (ok == 0 || t_err - t_last_ok > 2.0 + (unmap_sock ? 0.5 : 0))
 		H_FAIL("peer death not detected in time");
+	if (unmap_sock != NULL) {
+		struct dpdat_port_stats st;
+
+		dpdat_port_stats(port, &st);
+		printf("client: %lu receive burst(s) cut short by the unmap\n",
+		       (unsigned long)st.peer_unmapped);
+		if (st.peer_unmapped != 1)
+			H_FAIL("the held read was not inside a memif burst "
+			       "that the unmap cut short");
+	}
 	if (dpdat_qp_free(qp[0]) != 0 || dpdat_cq_free(cq) != 0 ||
 	    dpdat_lmr_free(loc.lmr) != 0)
 		H_FAIL("teardown");
@@ -343,8 +495,26 @@ death_client(const char *sock)
 		dpdat_dev_progress(dev);
 	after = rte_mempool_in_use_count(port->pool);
 	printf("client: mbufs in use %u before, %u after\n", base, after);
-	if (after > base)
+	/* a burst cut short loses the mbufs the driver had taken for it */
+	if (after > base + (unmap_sock != NULL ? 2 * 32 : 0))
 		H_FAIL("%u mbufs leaked", after - base);
+}
+
+static void *
+unmap_thread(void *arg)
+{
+	death_client(arg);
+	return NULL;
+}
+
+/* death_client on a thread that is no EAL lcore (see stall_dequeue) */
+static void
+unmap_client(void)
+{
+	if (pthread_create(&poll_thread, NULL, unmap_thread,
+			   (void *)unmap_sock) != 0 ||
+	    pthread_join(poll_thread, NULL) != 0)
+		H_FAIL("poll thread");
 }
 
 int
@@ -353,8 +523,11 @@ main(int argc, char **argv)
 	int server;
 
 	if (argc != 4)
-		H_FAIL("usage: rc_edge server|client <socket> protect|death");
+		H_FAIL("usage: rc_edge server|client <socket> "
+		       "protect|death|unmap");
 	server = strcmp(argv[1], "server") == 0;
+	if (!server && strcmp(argv[3], "unmap") == 0)
+		h_after_eal = use_stall_ops;
 	dev = h_open(server, argv[2], 1500, DPDAT_PROGRESS_INLINE);
 	pz = dpdat_pz_create(dpdat_dev_domain(dev));
 	pz2 = dpdat_pz_create(dpdat_dev_domain(dev));
@@ -363,17 +536,22 @@ main(int argc, char **argv)
 			protect_server(argv[2]);
 		else
 			protect_client(argv[2]);
-	} else if (strcmp(argv[3], "death") == 0) {
+	} else if (strcmp(argv[3], "death") == 0 ||
+		   strcmp(argv[3], "unmap") == 0) {
+		if (argv[3][0] == 'u')
+			unmap_sock = argv[2];
 		if (server)
 			death_server(argv[2]);
-		else
+		else if (unmap_sock == NULL)
 			death_client(argv[2]);
+		else
+			unmap_client();
 	} else {
 		H_FAIL("unknown mode %s", argv[3]);
 	}
 	for (int i = 0; i < 100; i++)
 		dpdat_dev_progress(dev);
-	if (!server && strcmp(argv[3], "death") == 0) {
+	if (!server && strcmp(argv[3], "protect") != 0) {
 		/* everything was freed: the device must close cleanly even
 		 * though its peer vanished */
 		if (dpdat_pz_free(pz) != 0 || dpdat_pz_free(pz2) != 0 ||
