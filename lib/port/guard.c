@@ -31,13 +31,16 @@
 
 #include "port_priv.h"
 
+/* A guarded burst's jump buffer lives in its frame; the thread's pointer to
+ * it is initial-exec TLS, which a signal handler may read in any thread
+ * (no lazy allocation, even in a dlopen()ed library). */
 struct guard {
 	sigjmp_buf env;
-	volatile sig_atomic_t armed;
 	volatile int sig;
 };
 
-static __thread struct guard guard;
+static __thread struct guard *guard_cur
+	__attribute__((tls_model("initial-exec")));
 static struct sigaction prev_segv, prev_bus;
 static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 
@@ -51,9 +54,12 @@ guard_chain(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	if (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN) {
-		/* the faulting instruction runs again and takes the default
-		 * action, core dump included */
+		/* a fault happens again when the instruction runs again, and
+		 * takes the default action (core dump included); a signal
+		 * that was sent is sent again */
 		signal(sig, SIG_DFL);
+		if (si == NULL || si->si_code <= 0)
+			raise(sig);
 		return;
 	}
 	prev->sa_handler(sig);
@@ -62,10 +68,12 @@ guard_chain(int sig, siginfo_t *si, void *uc)
 static void
 guard_handler(int sig, siginfo_t *si, void *uc)
 {
-	if (guard.armed) {
-		guard.armed = 0;
-		guard.sig = sig;
-		siglongjmp(guard.env, 1);
+	struct guard *g = guard_cur;
+
+	if (g != NULL && si != NULL && si->si_code > 0) {
+		guard_cur = NULL;
+		g->sig = sig;
+		siglongjmp(g->env, 1);
 	}
 	guard_chain(sig, si, uc);
 }
@@ -97,10 +105,9 @@ port_guard_enable(struct dpdat_port *p)
 /* After a jump: the driver marked the link down before unmapping, so a
  * link still up means the fault was something else. */
 static void
-guard_tripped(struct dpdat_port *p, const char *dir)
+guard_tripped(struct dpdat_port *p, const char *dir, int sig)
 {
 	struct rte_eth_link link;
-	int sig = guard.sig;
 
 	if (rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
 	    link.link_status == RTE_ETH_LINK_DOWN) {
@@ -119,33 +126,35 @@ guard_tripped(struct dpdat_port *p, const char *dir)
 uint16_t
 port_guarded_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
+	struct guard g;
 	uint16_t nb;
 
-	if (sigsetjmp(guard.env, 0) != 0) {
+	if (sigsetjmp(g.env, 0) != 0) {
 		/* mbufs the driver had taken for this burst are lost */
-		guard_tripped(p, "receive");
+		guard_tripped(p, "receive", g.sig);
 		return 0;
 	}
-	guard.armed = 1;
+	guard_cur = &g;
 	nb = rte_eth_rx_burst(p->port_id, 0, pkts, n);
-	guard.armed = 0;
+	guard_cur = NULL;
 	return nb;
 }
 
 uint16_t
 port_guarded_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
+	struct guard g;
 	uint16_t nb;
 
-	if (sigsetjmp(guard.env, 0) != 0) {
+	if (sigsetjmp(g.env, 0) != 0) {
 		/* the driver freed what it copied before the fault and may
 		 * hold the rest: none of it is the caller's any more (a leak
 		 * of at most one burst, never a double free) */
-		guard_tripped(p, "transmit");
+		guard_tripped(p, "transmit", g.sig);
 		return n;
 	}
-	guard.armed = 1;
+	guard_cur = &g;
 	nb = rte_eth_tx_burst(p->port_id, 0, pkts, n);
-	guard.armed = 0;
+	guard_cur = NULL;
 	return nb;
 }
