@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * The burst guard (lib/port/guard.c) on a net_ring port whose receive ring
+ * lives in memory the test maps itself: unmapping it makes the driver's
+ * burst fault the way memif's does when its interrupt thread unmaps a gone
+ * peer's rings. A fault in a burst of a port whose link is down is
+ * survived and counted; with the link up, and anywhere outside a burst,
+ * the process must still die.
+ */
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_port.h>
+#include "port_priv.h"
+
+#define RING_SLOTS 1024
+
+static struct rte_ring *rx_ring, *tx_ring;
+static size_t rx_ring_len;
+static struct dpdat_port *port;
+
+/* The receive ring in its own mapping, at the same address every time. */
+static struct rte_ring *
+ring_map(void *at)
+{
+	void *m = mmap(at, rx_ring_len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+		       MAP_ANONYMOUS | (at != NULL ? MAP_FIXED : 0), -1, 0);
+
+	if (m == MAP_FAILED ||
+	    rte_ring_init(m, "guard_rx", RING_SLOTS,
+			  RING_F_SP_ENQ | RING_F_SC_DEQ) != 0)
+		return NULL;
+	return m;
+}
+
+static int
+guard_suite_init(void)
+{
+	struct dpdat_port_conf pc = { .ipv4 = "198.18.2.1" };
+	char name[RTE_ETH_NAME_MAX_LEN];
+	int pid;
+
+	rx_ring_len = RTE_ALIGN_CEIL((size_t)rte_ring_get_memsize(RING_SLOTS),
+				     (size_t)getpagesize());
+	rx_ring = ring_map(NULL);
+	tx_ring = rte_ring_create("guard_tx", RING_SLOTS, SOCKET_ID_ANY,
+				  RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (rx_ring == NULL || tx_ring == NULL)
+		return -1;
+	pid = rte_eth_from_rings("guard", &rx_ring, 1, &tx_ring, 1, 0);
+	if (pid < 0 || rte_eth_dev_get_name_by_port((uint16_t)pid, name))
+		return -1;
+	pc.device = name;
+	port = dpdat_port_create(&pc);
+	if (port == NULL)
+		return -1;
+	port_guard_enable(port);	/* as for memif */
+	return 0;
+}
+
+static int
+guard_suite_clean(void)
+{
+	int ret = dpdat_port_free(port);
+
+	rte_ring_free(tx_ring);
+	munmap(rx_ring, rx_ring_len);
+	return ret;
+}
+
+/* Run fn in a child; its wait status. */
+static int
+in_child(void (*fn)(void))
+{
+	int st;
+	pid_t c;
+
+	fflush(NULL);
+	c = fork();
+	if (c == 0) {
+		fn();
+		_exit(0);	/* it survived */
+	}
+	if (c < 0 || waitpid(c, &st, 0) != c)
+		return -1;
+	return st;
+}
+
+/* A receive burst on a ring that is gone, the link down: the burst ends
+ * early, is counted, and the port keeps working once the ring is back. */
+static void
+test_unmap_link_down(void)
+{
+	struct rte_mbuf *pkts[64];
+	struct dpdat_port_stats st;
+
+	CU_ASSERT_EQUAL_FATAL(rte_eth_dev_set_link_down(port->port_id), 0);
+	CU_ASSERT_EQUAL(munmap(rx_ring, rx_ring_len), 0);
+	CU_ASSERT_EQUAL(port_rx(port, pkts, 64), 0);
+	CU_ASSERT_EQUAL(port_rx(port, pkts, 64), 0);
+	dpdat_port_stats(port, &st);
+	CU_ASSERT_EQUAL(st.peer_unmapped, 2);
+	/* the ring back, at the same address */
+	CU_ASSERT_PTR_EQUAL_FATAL(ring_map(rx_ring), rx_ring);
+	CU_ASSERT_EQUAL(rte_eth_dev_set_link_up(port->port_id), 0);
+	CU_ASSERT_EQUAL(port_rx(port, pkts, 64), 0);
+	dpdat_port_stats(port, &st);
+	CU_ASSERT_EQUAL(st.peer_unmapped, 2);
+}
+
+static void
+burst_link_up_unmapped(void)
+{
+	struct rte_mbuf *pkts[64];
+
+	munmap(rx_ring, rx_ring_len);
+	port_rx(port, pkts, 64);
+}
+
+/* The same fault with the link up is not the race: abort. */
+static void
+test_unmap_link_up_aborts(void)
+{
+	int st = in_child(burst_link_up_unmapped);
+
+	CU_ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+}
+
+static void
+fault_outside(void)
+{
+	volatile int *volatile bad = (volatile int *)(uintptr_t)8;
+
+	*bad = 1;
+}
+
+static void
+sent_segv(void)
+{
+	kill(getpid(), SIGSEGV);
+}
+
+/* Faults outside a burst, and SIGSEGV sent by kill(), still end the
+ * process (by the signal; under a sanitizer, by its report and exit). */
+static void
+test_other_faults_kill(void)
+{
+	int st;
+
+	printf("(two children crash on purpose now; a sanitizer reports "
+	       "them)\n");
+	st = in_child(fault_outside);
+
+	CU_ASSERT_FALSE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CU_ASSERT_TRUE(!WIFSIGNALED(st) || WTERMSIG(st) == SIGSEGV);
+	st = in_child(sent_segv);
+	CU_ASSERT_FALSE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CU_ASSERT_TRUE(!WIFSIGNALED(st) || WTERMSIG(st) == SIGSEGV);
+}
+
+static CU_TestInfo guard_tests[] = {
+	{ "unmapped ring, link down: burst cut short", test_unmap_link_down },
+	{ "unmapped ring, link up: abort", test_unmap_link_up_aborts },
+	{ "faults outside bursts still kill", test_other_faults_kill },
+	CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+	{ "port_guard", guard_suite_init, guard_suite_clean, NULL, NULL,
+	  guard_tests },
+	CU_SUITE_INFO_NULL,
+};
+
+int
+main(int argc, char **argv)
+{
+	struct dpdat_eal_conf ec = { .program = argv[0] };
+	unsigned int failed;
+
+	(void)argc;
+	if (dpdat_eal_init(&ec) < 0)
+		return 1;
+	if (CU_initialize_registry() != CUE_SUCCESS ||
+	    CU_register_suites(suites) != CUE_SUCCESS)
+		return 1;
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+	if (CU_get_run_summary()->nTestsRun == 0)
+		failed = 1;
+	CU_cleanup_registry();
+	dpdat_eal_cleanup();
+	return failed ? 1 : 0;
+}
