@@ -175,6 +175,9 @@ port_timer(struct dpdat_port *p)
 	unsigned int k;
 
 	rte_eth_link_get_nowait(p->port_id, &link);
+	if (link.link_status && !p->link_up && p->memif)
+		port_memif_prefault(p);
+	p->link_up = link.link_status;
 	for (k = 0; k < PORT_NEIGH_SIZE; k++) {
 		e = &p->neigh[k];
 		if (e->state == NEIGH_INCOMPLETE && e->tries != 0 &&

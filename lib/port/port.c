@@ -265,7 +265,8 @@ port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 	ret = rte_eth_dev_info_get(p->port_id, &di);
 	if (ret < 0)
 		return ret;
-	if (strcmp(di.driver_name, "net_memif") == 0)
+	p->memif = strcmp(di.driver_name, "net_memif") == 0;
+	if (p->memif)
 		port_guard_enable(p);
 	p->tx_offloads = di.tx_offload_capa &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);

@@ -76,7 +76,9 @@ struct dpdat_port {
 	struct port_fault frx, ftx;
 	struct port_capture *cap;	/* NULL unless capturing */
 	bool isolated;		/* rte_flow isolated mode */
+	bool memif;		/* the device is DPDK's memif */
 	bool guarded;		/* memif: bursts survive the peer's unmap */
+	bool link_up;		/* as port_timer() last saw it */
 	struct rte_flow *flows[2];	/* RoCEv2 and ARP steering */
 	struct port_neigh neigh[PORT_NEIGH_SIZE];
 };
@@ -135,6 +137,10 @@ uint16_t port_guarded_rx(struct dpdat_port *p, struct rte_mbuf **pkts,
 			 uint16_t n);
 uint16_t port_guarded_tx(struct dpdat_port *p, struct rte_mbuf **pkts,
 			 uint16_t n);
+
+/* memif.c: fault in the shared memory of the process's memif links (at
+ * each link up: the driver maps it afresh at every connection) */
+void port_memif_prefault(struct dpdat_port *p);
 
 /* steer.c: rte_flow isolation (before configure) and rules (after start) */
 void port_steer_isolate(struct dpdat_port *p);
