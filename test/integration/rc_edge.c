@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_ethdev.h>
 #include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
@@ -294,13 +295,41 @@ flag_set(const char *what)
 	fclose(f);
 }
 
+/* The client's interrupt thread has taken the link down and unmapped
+ * memif's regions: 0, or -1 after timeout_s. */
+static int
+wait_unmapped(double timeout_s)
+{
+	struct dpdat_port *p = dpdat_dev_port(dev);
+	struct rte_eth_link link;
+	double t0 = h_now();
+	char line[512];
+	int mapped;
+	FILE *f;
+
+	for (;;) {
+		mapped = 0;
+		f = fopen("/proc/self/maps", "r");
+		while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+			mapped |= strstr(line, "/memfd:memif_region_") != NULL;
+		if (f != NULL)
+			fclose(f);
+		if (!mapped && rte_eth_link_get_nowait(p->port_id, &link) == 0 &&
+		    link.link_status == RTE_ETH_LINK_DOWN)
+			return 0;
+		if (h_now() - t0 > timeout_s)
+			return -1;
+		usleep(10 * 1000);
+	}
+}
+
 /*
  * The burst to hold. DPDK 22.11's memif receive burst allocates its mbufs
  * after it has read the ring's head and before it copies the frames out
  * of the peer's buffers. The client's mbuf pools use these mempool ops,
  * which pass everything to the ring ops but hold the first allocation
  * made from inside the memif driver once armed, until the server is dead
- * and the client's interrupt thread has had time to unmap. The thread
+ * and the client's interrupt thread has unmapped the rings. The thread
  * that polls is no EAL lcore, so its allocations have no per-lcore cache
  * and every one comes here.
  */
@@ -351,7 +380,9 @@ stall_dequeue(struct rte_mempool *mp, void **objs, unsigned int n)
 		flag_set("stalled");
 		if (flag_wait("dying", 10) != 0)
 			H_FAIL("the server did not die");
-		usleep(500 * 1000);	/* SIGKILL, then the disconnect */
+		if (wait_unmapped(10) != 0)
+			H_FAIL("the rings were not unmapped 10 s after the "
+			       "server's death");
 	}
 	return ring_ops->dequeue(mp, objs, n);
 }
