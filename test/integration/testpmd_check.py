@@ -10,6 +10,9 @@
 3. Two processes over memif, by script: reject then accept, a verified
    WRITE and READ, an RMR bound and shown in the table, a stream under 2 %
    injected loss (it completes, the QP retransmitted), a pcapng capture.
+4. A server outlives its client: the first client is SIGKILLed in the
+   middle of a WRITE stream (the server's poller meets the unmap), a second
+   client on the same socket connects and gets a verified WRITE and READ.
 Usage: testpmd_check.py <dpdat-testpmd>
 """
 import os
@@ -159,9 +162,67 @@ def two_processes():
           sout)
 
 
+def server_outlives_client():
+    tag = "outlive"
+    server = [
+        "pz create", "lmr create 0 1M huge rw", "listen 7001",
+        "wait link 30", "wait request 30", "accept 0 0",
+        "wait established 10", "wait request 60", "accept 1 0",
+        "wait established 10", "wait disconnected 60", "show stats",
+        "quit"]
+    first = [
+        "pz create", "lmr create 0 1M plain rw", "wait link 30",
+        "connect 198.18.0.1 7001 0", "wait established 10",
+        "write 0 100000 inc 4096", "stream 0 write 16K 16 30", "quit"]
+    second = [
+        "pz create", "lmr create 0 1M plain rw", "wait link 30",
+        "connect 198.18.0.1 7001 0", "wait established 10",
+        "write 0 100000 inc 4096", "read 0 100000 inc 4096",
+        "disconnect 0", "wait disconnected 10", "quit"]
+    slog_path = os.path.join(TMP, "outlive.s.log")
+    with open(slog_path, "w") as slog:
+        srv = subprocess.Popen([TP, "--role", "server", "--socket",
+                                sock(tag)], stdin=subprocess.PIPE,
+                               stdout=slog, stderr=subprocess.STDOUT,
+                               text=True)
+        srv.stdin.write("\n".join(server) + "\n")
+        srv.stdin.close()
+        time.sleep(0.5)
+        c1 = subprocess.Popen([TP, "--role", "client", "--socket",
+                               sock(tag)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+        c1.stdin.write("\n".join(first) + "\n")
+        c1.stdin.close()
+        # kill it once its stream runs (its first rate line)
+        out1, t0 = "", time.time()
+        while time.time() - t0 < 40:
+            line = c1.stdout.readline()
+            if not line:
+                break
+            out1 += line
+            if line.startswith("stream:") and "MiB/s" in line:
+                break
+        c1.kill()
+        c1.wait()
+        crc, cout = run_script("client", second, tag, timeout=90)
+        src = srv.wait(timeout=90)
+    sout = open(slog_path).read()
+    check("outlive: the first client was killed mid-stream",
+          "MiB/s" in out1, out1)
+    check("outlive: the second client's WRITE and READ verified",
+          crc == 0 and "read back" in cout and "verified" in cout and
+          "read: 100000 bytes from remote offset 4096" in cout, cout)
+    check("outlive: the server saw the link go and come back, served "
+          "both and quit cleanly",
+          src == 0 and "link down" in sout and "link up" in sout and
+          "conn 1: established" in sout, sout)
+
+
 bad_input()
 prompt()
 two_processes()
+server_outlives_client()
 subprocess.run(["rm", "-rf", TMP])
 print("%d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
