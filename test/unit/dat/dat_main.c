@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "dat_main.h"
+#include "unit_run.h"
 
 static char sock_path[64];
 
@@ -16,7 +17,7 @@ dat_test_main(int argc, char **argv, const char *tag, CU_SuiteInfo *suites)
 {
 	const char *override = getenv("DAT_OVERRIDE");
 	char params[256];
-	unsigned int failed;
+	int failed;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s <dat.conf>\n", argv[0]);
@@ -34,17 +35,7 @@ dat_test_main(int argc, char **argv, const char *tag, CU_SuiteInfo *suites)
 		 "device=net_memif0,role=server,socket=%s ipv4=198.18.0.1",
 		 sock_path);
 	setenv("DPDAT_DAT_PARAMS", params, 1);
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		exit(1);
-	if (CU_register_suites(suites) != CUE_SUCCESS) {
-		CU_cleanup_registry();
-		exit(1);
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() +
-		 CU_get_number_of_suites_failed();
-	CU_cleanup_registry();
+	failed = unit_run(suites);
 	unlink(sock_path);
 	/* exit handlers run (LeakSanitizer's among them); the plug-in
 	 * itself leaves its devices open to the end of the process */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 
 #include <CUnit/Basic.h>
+
+#include "unit_run.h"
 #include <rte_errno.h>
 
 #include "test_mr.h"
@@ -75,8 +77,7 @@ int
 main(int argc, char **argv)
 {
 	struct dpdat_eal_conf ec = { .program = argv[0], .mem_mb = 256 };
-	unsigned int failed;
-	int ret;
+	int failed, ret;
 
 	(void)argc;
 	ret = dpdat_eal_init(&ec);
@@ -84,19 +85,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "dpdat_eal_init: %s\n", rte_strerror(-ret));
 		return 1;
 	}
-	if (CU_initialize_registry() != CUE_SUCCESS)
-		return 1;
-	if (CU_register_suites(suites) != CUE_SUCCESS) {
-		fprintf(stderr, "CUnit: %s\n", CU_get_error_msg());
-		return 1;
-	}
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	if (CU_get_run_summary()->nAssertsFailed == 0 &&
-	    CU_get_run_summary()->nTestsRun == 0)
-		failed = 1;	/* ran nothing: that is a failure too */
-	CU_cleanup_registry();
+	failed = unit_run(suites);
 	dpdat_eal_cleanup();
-	return failed ? 1 : 0;
+	return failed;
 }

@@ -28,6 +28,7 @@
 #include <dpdat/dpdat.h>
 #include <dpdat/dpdat_port.h>
 #include "port_priv.h"
+#include "unit_run.h"
 
 #define RING_SLOTS 1024
 
@@ -204,20 +205,12 @@ int
 main(int argc, char **argv)
 {
 	struct dpdat_eal_conf ec = { .program = argv[0] };
-	unsigned int failed;
+	int failed;
 
 	(void)argc;
 	if (dpdat_eal_init(&ec) < 0)
 		return 1;
-	if (CU_initialize_registry() != CUE_SUCCESS ||
-	    CU_register_suites(suites) != CUE_SUCCESS)
-		return 1;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	if (CU_get_run_summary()->nTestsRun == 0)
-		failed = 1;
-	CU_cleanup_registry();
+	failed = unit_run(suites);
 	dpdat_eal_cleanup();
-	return failed ? 1 : 0;
+	return failed;
 }

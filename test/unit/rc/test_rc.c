@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include <CUnit/Basic.h>
+
+#include "unit_run.h"
 #include <zlib.h>
 
 #include <rte_errno.h>
@@ -209,22 +211,16 @@ int
 main(int argc, char **argv)
 {
 	struct dpdat_eal_conf ec = { .program = argv[0] };
-	unsigned int failed;
+	int failed;
 
 	(void)argc;
 	if (dpdat_eal_init(&ec) < 0)
 		return 1;
 	pool = rte_pktmbuf_pool_create("test_rc", 64, 0, 0, 256, -1);
-	if (pool == NULL || CU_initialize_registry() != CUE_SUCCESS ||
-	    CU_register_suites(suites) != CUE_SUCCESS)
+	if (pool == NULL)
 		return 1;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-	if (CU_get_run_summary()->nTestsRun == 0)
-		failed = 1;
-	CU_cleanup_registry();
+	failed = unit_run(suites);
 	rte_mempool_free(pool);
 	dpdat_eal_cleanup();
-	return failed ? 1 : 0;
+	return failed;
 }

@@ -17,6 +17,8 @@
 
 #include <CUnit/Basic.h>
 
+#include "unit_run.h"
+
 #include <rsm/rsmapi.h>
 #include "rsm_priv.h"
 
@@ -956,7 +958,7 @@ int
 main(void)
 {
 	char dev[200];
-	unsigned int fails;
+	int fails;
 
 	pg = (size_t)sysconf(_SC_PAGESIZE);
 	snprintf(segid_path, sizeof(segid_path),
@@ -975,13 +977,7 @@ main(void)
 		fprintf(stderr, "no controller\n");
 		return 1;
 	}
-	if (CU_initialize_registry() != CUE_SUCCESS ||
-	    CU_register_suites(suites) != CUE_SUCCESS)
-		return 1;
-	CU_basic_set_mode(CU_BRM_VERBOSE);
-	CU_basic_run_tests();
-	fails = CU_get_number_of_failures();
-	CU_cleanup_registry();
+	fails = unit_run(suites);
 	unlink(dev + strlen("net_memif0,role=server,socket="));
 	unlink(segid_path);
 	_exit(fails != 0);

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_TEST_UNIT_RUN_H
+#define DPDAT_TEST_UNIT_RUN_H
+
+#include <CUnit/CUnit.h>
+
+/* Register the suites and run them verbosely. Returns 0 when every test
+ * ran and passed; 1 on any failed assertion, test, suite set-up or
+ * clean-up, when nothing ran at all, or when CUnit could not start. */
+int unit_run(CU_SuiteInfo *suites);
+
+#endif
