@@ -41,6 +41,16 @@ def run_script(role, lines, tag, timeout=60):
     return p.returncode, p.stdout
 
 
+def start_script(role, lines, tag, out):
+    """Start a script on stdin in the background, its output to out."""
+    p = subprocess.Popen([TP, "--role", role, "--socket", sock(tag)],
+                         stdin=subprocess.PIPE, stdout=out,
+                         stderr=subprocess.STDOUT, text=True)
+    p.stdin.write("\n".join(lines) + "\n")
+    p.stdin.close()
+    return p
+
+
 def check(name, cond, out=""):
     print(("ok   " if cond else "FAIL ") + name)
     if not cond:
@@ -132,12 +142,7 @@ def two_processes():
         "disconnect 0", "wait disconnected 10", "quit"]
     tag = "pair"
     with open(os.path.join(TMP, "s.log"), "w") as slog:
-        srv = subprocess.Popen([TP, "--role", "server", "--socket",
-                                sock(tag)], stdin=subprocess.PIPE,
-                               stdout=slog, stderr=subprocess.STDOUT,
-                               text=True)
-        srv.stdin.write("\n".join(server) + "\n")
-        srv.stdin.close()
+        srv = start_script("server", server, tag, slog)
         time.sleep(0.5)
         crc, cout = run_script("client", client, tag, timeout=90)
         src = srv.wait(timeout=60)
@@ -181,19 +186,9 @@ def server_outlives_client():
         "disconnect 0", "wait disconnected 10", "quit"]
     slog_path = os.path.join(TMP, "outlive.s.log")
     with open(slog_path, "w") as slog:
-        srv = subprocess.Popen([TP, "--role", "server", "--socket",
-                                sock(tag)], stdin=subprocess.PIPE,
-                               stdout=slog, stderr=subprocess.STDOUT,
-                               text=True)
-        srv.stdin.write("\n".join(server) + "\n")
-        srv.stdin.close()
+        srv = start_script("server", server, tag, slog)
         time.sleep(0.5)
-        c1 = subprocess.Popen([TP, "--role", "client", "--socket",
-                               sock(tag)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
-        c1.stdin.write("\n".join(first) + "\n")
-        c1.stdin.close()
+        c1 = start_script("client", first, tag, subprocess.PIPE)
         # kill it once its stream runs (its first rate line)
         out1, t0 = "", time.time()
         while time.time() - t0 < 40:
