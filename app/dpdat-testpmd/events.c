@@ -217,7 +217,7 @@ tp_events_poll(void)
 /* Wait until one event of the kind has arrived since the last wait for it;
  * the link counts as arrived while it is up. */
 int
-tp_events_wait(enum tp_event ev, double secs)
+tp_events_wait_quiet(enum tp_event ev, double secs)
 {
 	uint64_t end = rte_get_tsc_cycles() +
 		       (uint64_t)(secs * (double)rte_get_tsc_hz());
@@ -230,11 +230,17 @@ tp_events_wait(enum tp_event ev, double secs)
 			tp.pending[ev]--;
 			return 0;
 		}
-		if (rte_get_tsc_cycles() >= end) {
-			printf("wait %s: nothing after %.1f s\n", ev_names[ev],
-			       secs);
+		if (rte_get_tsc_cycles() >= end)
 			return -1;
-		}
 		rte_delay_us_sleep(1000);
 	}
+}
+
+int
+tp_events_wait(enum tp_event ev, double secs)
+{
+	if (tp_events_wait_quiet(ev, secs) == 0)
+		return 0;
+	printf("wait %s: nothing after %.1f s\n", ev_names[ev], secs);
+	return -1;
 }

@@ -210,8 +210,19 @@ shutdown_all(void)
 			tp.conn[i].state = TP_CONN_CLOSING;
 			open++;
 		}
-	while (open-- > 0 && tp_events_wait(TP_EV_DISCONNECTED, 2) == 0)
-		;
+	/* A peer that is gone never answers the DREQ: the CM gives up after
+	 * about 6 s of retries and reports the disconnection then. */
+	while (open > 0 && tp_events_wait_quiet(TP_EV_DISCONNECTED, 2) == 0)
+		open--;
+	if (open > 0)
+		printf("quit: %d connection(s) not closed after 2 s (is the peer "
+		       "gone?): waiting up to 7 s for the CM to give up\n",
+		       open);
+	while (open > 0 && tp_events_wait_quiet(TP_EV_DISCONNECTED, 7) == 0)
+		open--;
+	if (open > 0)
+		printf("quit: %d connection(s) still open: closing anyway\n",
+		       open);
 	for (i = 0; i < TP_MAX_CONN; i++) {
 		if (tp.conn[i].state != TP_CONN_FREE)
 			tp_conn_release(&tp.conn[i]);

@@ -95,6 +95,8 @@ extern int tp_last_status;	/* of the last command the shell ran */
 /* events.c: CM events, receive completions, link state. */
 void tp_events_poll(void);
 int tp_events_wait(enum tp_event ev, double secs);
+/* The same without the message on timeout. */
+int tp_events_wait_quiet(enum tp_event ev, double secs);
 int tp_conn_poll_wc(struct tp_conn *c, struct dpdat_wc *wc, double secs);
 void tp_conn_release(struct tp_conn *c);
 

@@ -12,7 +12,8 @@
    injected loss (it completes, the QP retransmitted), a pcapng capture.
 4. A server outlives its client: the first client is SIGKILLed in the
    middle of a WRITE stream (the server's poller meets the unmap), a second
-   client on the same socket connects and gets a verified WRITE and READ.
+   client on the same socket connects and gets a verified WRITE and READ;
+   at quit the server waits for the CM to give up on the dead client.
 Usage: testpmd_check.py <dpdat-testpmd>
 """
 import os
@@ -212,6 +213,14 @@ def server_outlives_client():
           "both and quit cleanly",
           src == 0 and "link down" in sout and "link up" in sout and
           "conn 1: established" in sout, sout)
+    # at quit the dead client's connection still looks established: its
+    # DREQ goes unanswered until the CM gives up, then all is freed
+    check("outlive: quit waits for the CM to give up on the dead peer "
+          "and leaves nothing behind",
+          "waiting up to 7 s for the CM to give up" in sout and
+          "conn 0: disconnected" in sout and
+          "CM objects left" not in sout and "still open" not in sout,
+          sout)
 
 
 bad_input()
