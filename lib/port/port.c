@@ -560,12 +560,13 @@ port_dev_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 }
 
 /* The device burst, with the capture of what it took and the bytes sent
- * (counted before: what the device took may be freed already). */
+ * (counted before: what the device took may be freed already). A burst the
+ * guard cut short took every frame and sent none. */
 static uint16_t
 port_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct rte_mbuf *cp[2 * PORT_BURST + 1];
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, cut;
 	uint16_t sent, c, k;
 
 	c = unlikely(p->cap != NULL) ? RTE_MIN(n, (uint16_t)RTE_DIM(cp)) : n;
@@ -573,7 +574,15 @@ port_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 		bytes += rte_pktmbuf_pkt_len(pkts[k]);
 	if (unlikely(p->cap != NULL))
 		port_capture_copy(p, pkts, c, cp, 1);
+	cut = p->st.peer_unmapped;
 	sent = port_dev_tx(p, pkts, c);
+	if (unlikely(p->st.peer_unmapped != cut)) {
+		/* the guard cut the burst short: the device has the frames
+		 * (or lost them), none went out */
+		if (unlikely(p->cap != NULL))
+			port_capture_write(p, cp, c, 0);
+		return sent;
+	}
 	if (unlikely(p->cap != NULL))
 		port_capture_write(p, cp, c, sent);
 	for (k = sent; k < c; k++)

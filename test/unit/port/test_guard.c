@@ -33,19 +33,20 @@
 #define RING_SLOTS 1024
 
 static struct rte_ring *rx_ring, *tx_ring;
-static size_t rx_ring_len;
+static size_t ring_len;
 static struct dpdat_port *port;
+static struct rte_mempool *pool;
 
-/* The receive ring in its own mapping, at the same address every time. */
+/* A ring in its own mapping, at the same address every time. */
 static struct rte_ring *
-ring_map(void *at)
+ring_map(void *at, const char *name)
 {
-	void *m = mmap(at, rx_ring_len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
+	void *m = mmap(at, ring_len, PROT_READ | PROT_WRITE, MAP_PRIVATE |
 		       MAP_ANONYMOUS | (at != NULL ? MAP_FIXED_NOREPLACE : 0),
 		       -1, 0);
 
 	if (m == MAP_FAILED || (at != NULL && m != at) ||
-	    rte_ring_init(m, "guard_rx", RING_SLOTS,
+	    rte_ring_init(m, name, RING_SLOTS,
 			  RING_F_SP_ENQ | RING_F_SC_DEQ) != 0)
 		return NULL;
 	return m;
@@ -58,12 +59,12 @@ guard_suite_init(void)
 	char name[RTE_ETH_NAME_MAX_LEN];
 	int pid;
 
-	rx_ring_len = RTE_ALIGN_CEIL((size_t)rte_ring_get_memsize(RING_SLOTS),
-				     (size_t)getpagesize());
-	rx_ring = ring_map(NULL);
-	tx_ring = rte_ring_create("guard_tx", RING_SLOTS, SOCKET_ID_ANY,
-				  RING_F_SP_ENQ | RING_F_SC_DEQ);
-	if (rx_ring == NULL || tx_ring == NULL)
+	ring_len = RTE_ALIGN_CEIL((size_t)rte_ring_get_memsize(RING_SLOTS),
+				  (size_t)getpagesize());
+	rx_ring = ring_map(NULL, "guard_rx");
+	tx_ring = ring_map(NULL, "guard_tx");
+	pool = rte_pktmbuf_pool_create("guard", 255, 0, 0, 256, SOCKET_ID_ANY);
+	if (rx_ring == NULL || tx_ring == NULL || pool == NULL)
 		return -1;
 	pid = rte_eth_from_rings("guard", &rx_ring, 1, &tx_ring, 1, 0);
 	if (pid < 0 || rte_eth_dev_get_name_by_port((uint16_t)pid, name))
@@ -81,8 +82,9 @@ guard_suite_clean(void)
 {
 	int ret = dpdat_port_free(port);
 
-	rte_ring_free(tx_ring);
-	munmap(rx_ring, rx_ring_len);
+	munmap(tx_ring, ring_len);
+	munmap(rx_ring, ring_len);
+	rte_mempool_free(pool);
 	return ret;
 }
 
@@ -113,13 +115,13 @@ test_unmap_link_down(void)
 	struct dpdat_port_stats st;
 
 	CU_ASSERT_EQUAL_FATAL(rte_eth_dev_set_link_down(port->port_id), 0);
-	CU_ASSERT_EQUAL(munmap(rx_ring, rx_ring_len), 0);
+	CU_ASSERT_EQUAL(munmap(rx_ring, ring_len), 0);
 	CU_ASSERT_EQUAL(port_rx(port, pkts, 64), 0);
 	CU_ASSERT_EQUAL(port_rx(port, pkts, 64), 0);
 	dpdat_port_stats(port, &st);
 	CU_ASSERT_EQUAL(st.peer_unmapped, 2);
 	/* the ring back, at the same address */
-	CU_ASSERT_PTR_EQUAL_FATAL(ring_map(rx_ring), rx_ring);
+	CU_ASSERT_PTR_EQUAL_FATAL(ring_map(rx_ring, "guard_rx"), rx_ring);
 	CU_ASSERT_EQUAL(rte_eth_dev_set_link_up(port->port_id), 0);
 	CU_ASSERT_EQUAL(port_rx(port, pkts, 64), 0);
 	dpdat_port_stats(port, &st);
@@ -141,12 +143,45 @@ died_of_segv(int st)
 #endif
 }
 
+/* The same on transmit: the burst takes the frames and sends none (the
+ * counters say so); the ring back, frames go out again. */
+static void
+test_unmap_tx_link_down(void)
+{
+	struct dpdat_port_stats before, cut, after;
+	struct rte_mbuf *m[4], *out[4];
+
+	CU_ASSERT_EQUAL_FATAL(rte_pktmbuf_alloc_bulk(pool, m, 4), 0);
+	for (int i = 0; i < 4; i++)
+		rte_pktmbuf_append(m[i], 60);
+	dpdat_port_stats(port, &before);
+	CU_ASSERT_EQUAL_FATAL(rte_eth_dev_set_link_down(port->port_id), 0);
+	CU_ASSERT_EQUAL(munmap(tx_ring, ring_len), 0);
+	/* m[0] and m[1] go down with the ring: lost, as in a cut burst */
+	CU_ASSERT_EQUAL(port_tx(port, m, 2), 2);
+	dpdat_port_stats(port, &cut);
+	CU_ASSERT_EQUAL(cut.peer_unmapped, before.peer_unmapped + 1);
+	CU_ASSERT_EQUAL(cut.tx_pkts, before.tx_pkts);
+	CU_ASSERT_EQUAL(cut.tx_bytes, before.tx_bytes);
+	CU_ASSERT_EQUAL(cut.drop_tx_full, before.drop_tx_full);
+	CU_ASSERT_PTR_EQUAL_FATAL(ring_map(tx_ring, "guard_tx"), tx_ring);
+	CU_ASSERT_EQUAL(rte_eth_dev_set_link_up(port->port_id), 0);
+	CU_ASSERT_EQUAL(port_tx(port, m + 2, 2), 2);
+	dpdat_port_stats(port, &after);
+	CU_ASSERT_EQUAL(after.tx_pkts, cut.tx_pkts + 2);
+	CU_ASSERT_EQUAL(after.tx_bytes, cut.tx_bytes + 120);
+	CU_ASSERT_EQUAL(after.peer_unmapped, cut.peer_unmapped);
+	CU_ASSERT_EQUAL(rte_ring_dequeue_burst(tx_ring, (void **)out, 4,
+					       NULL), 2);
+	rte_pktmbuf_free_bulk(out, 2);
+}
+
 static void
 burst_link_up_unmapped(void)
 {
 	struct rte_mbuf *pkts[64];
 
-	munmap(rx_ring, rx_ring_len);
+	munmap(rx_ring, ring_len);
 	port_rx(port, pkts, 64);
 }
 
@@ -189,6 +224,8 @@ test_other_faults_kill(void)
 
 static CU_TestInfo guard_tests[] = {
 	{ "unmapped ring, link down: burst cut short", test_unmap_link_down },
+	{ "unmapped transmit ring, link down: taken, not sent",
+	  test_unmap_tx_link_down },
 	{ "unmapped ring, link up: the fault kills",
 	  test_unmap_link_up_kills },
 	{ "faults outside bursts still kill", test_other_faults_kill },
