@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 
 #include "dat_main.h"
 #include "unit_run.h"
@@ -40,6 +42,58 @@ dat_test_main(int argc, char **argv, const char *tag, CU_SuiteInfo *suites)
 	/* exit handlers run (LeakSanitizer's among them); the plug-in
 	 * itself leaves its devices open to the end of the process */
 	exit(failed != 0);
+}
+
+static DAT_EVENT_NUMBER
+wait_event(DAT_EVD_HANDLE e, DAT_EVENT *ev)
+{
+	DAT_COUNT more;
+
+	memset(ev, 0, sizeof(*ev));
+	if (dat_evd_wait(e, 10 * 1000 * 1000, 1, ev, &more) != DAT_SUCCESS)
+		return 0;
+	return ev->event_number;
+}
+
+int
+dat_test_connect(DAT_EP_HANDLE cep, DAT_EP_HANDLE sep, DAT_CONN_QUAL qual,
+		 DAT_EVD_HANDLE s_cr, DAT_EVD_HANDLE s_conn,
+		 DAT_EVD_HANDLE c_conn)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	DAT_EVENT ev;
+	int tries;
+
+	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
+	/* the memif link may come up after the first request */
+	for (tries = 0; tries < 3; tries++) {
+		EXPECT(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, qual,
+				      10 * 1000 * 1000, 0, NULL,
+				      DAT_QOS_BEST_EFFORT,
+				      DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+		if (wait_event(s_cr, &ev) == DAT_CONNECTION_REQUEST_EVENT)
+			break;
+		wait_event(c_conn, &ev);	/* most likely unreachable */
+		dat_ep_reset(cep);
+	}
+	if (tries == 3 ||
+	    dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
+			  sep, 0, NULL) != DAT_SUCCESS ||
+	    wait_event(s_conn, &ev) != DAT_CONNECTION_EVENT_ESTABLISHED ||
+	    wait_event(c_conn, &ev) != DAT_CONNECTION_EVENT_ESTABLISHED)
+		return -1;
+	return 0;
+}
+
+const char *
+dat_test_ret_str(DAT_RETURN r)
+{
+	static char s[160];
+	const char *major = "?", *minor = "";
+
+	dat_strerror(r, &major, &minor);
+	snprintf(s, sizeof(s), "%s %s (0x%08x)", major, minor, r);
+	return s;
 }
 
 DAT_RETURN

@@ -28,4 +28,27 @@ void dat_test_main(int argc, char **argv, const char *tag,
  * server's DPDAT_DAT_PARAMS are back in place on return. */
 DAT_RETURN dat_test_open_client(DAT_IA_HANDLE *ia);
 
+/* Connect the client EP cep to qual on the server IA (198.18.0.1), asking
+ * again while the memif link comes up, and accept the request on sep:
+ * 0 when both ends are established (events on s_cr, s_conn and c_conn,
+ * 10 s each at most), -1 otherwise. */
+int dat_test_connect(DAT_EP_HANDLE cep, DAT_EP_HANDLE sep, DAT_CONN_QUAL qual,
+		     DAT_EVD_HANDLE s_cr, DAT_EVD_HANDLE s_conn,
+		     DAT_EVD_HANDLE c_conn);
+
+/* "MAJOR MINOR (0x...)" of a DAT return code, in a static buffer (the
+ * next call overwrites it). */
+const char *dat_test_ret_str(DAT_RETURN r);
+
+/* A CUnit assertion that a DAT call returned want, saying both if not. */
+#define EXPECT(got, want) do {						\
+	DAT_RETURN g_ = (got), w_ = (want);				\
+	if (g_ != w_) {							\
+		printf("\n  %s:%d: got %s", __FILE__, __LINE__,	\
+		       dat_test_ret_str(g_));				\
+		printf(", want %s", dat_test_ret_str(w_));		\
+	}								\
+	CU_ASSERT_EQUAL(g_, w_);					\
+} while (0)
+
 #endif /* DPDAT_TEST_DAT_MAIN_H */

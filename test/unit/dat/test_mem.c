@@ -54,33 +54,12 @@ static DAT_IA_HANDLE ia;
 static DAT_PZ_HANDLE pz1, pz2;
 static uint8_t buf[8 * PG] __attribute__((aligned(PG)));
 
-static const char *
-ret_str(DAT_RETURN r)
-{
-	static char s[160];
-	const char *major = "?", *minor = "";
-
-	dat_strerror(r, &major, &minor);
-	snprintf(s, sizeof(s), "%s %s (0x%08x)", major, minor, r);
-	return s;
-}
-
-#define EXPECT(got, want) do {						\
-	DAT_RETURN g_ = (got), w_ = (want);				\
-	if (g_ != w_) {							\
-		printf("\n  %s:%d: got %s", __FILE__, __LINE__,	\
-		       ret_str(g_));					\
-		printf(", want %s", ret_str(w_));			\
-	}								\
-	CU_ASSERT_EQUAL(g_, w_);					\
-} while (0)
-
 /* The type alone, where the subtype is not ours to choose (registry). */
 #define EXPECT_TYPE(got, want) do {					\
 	DAT_RETURN g_ = (got);						\
 	if (DAT_GET_TYPE(g_) != (DAT_RETURN)(want))			\
 		printf("\n  %s:%d: got %s", __FILE__, __LINE__,	\
-		       ret_str(g_));					\
+		       dat_test_ret_str(g_));					\
 	CU_ASSERT_EQUAL(DAT_GET_TYPE(g_), (DAT_RETURN)(want));		\
 } while (0)
 
@@ -165,7 +144,7 @@ ia_close_checked(DAT_IA_HANDLE h)
 	DAT_EVD_HANDLE async;
 
 	if (DAT_GET_TYPE(r) == DAT_PROVIDER_NOT_FOUND)
-		printf("\n  note: dat_ia_close: %s ", ret_str(r));
+		printf("\n  note: dat_ia_close: %s ", dat_test_ret_str(r));
 	else
 		EXPECT(r, DAT_SUCCESS);
 	EXPECT_TYPE(dat_ia_query(h, &async, 0, NULL, 0, NULL),
@@ -894,11 +873,8 @@ conn_objects(struct conn *c, DAT_CONN_QUAL qual)
 static int
 conn_up(struct conn *c, DAT_CONN_QUAL qual)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
 	DAT_EVD_HANDLE e = DAT_HANDLE_NULL;
 	DAT_EP_HANDLE ep = DAT_HANDLE_NULL;
-	DAT_EVENT ev;
-	int tries;
 
 	memset(c, 0, sizeof(*c));
 	if (dat_ep_create(ia, pz1, NULL, NULL, NULL, NULL, &ep) ==
@@ -910,22 +886,8 @@ conn_up(struct conn *c, DAT_CONN_QUAL qual)
 	dat_evd_free(e);
 	if (conn_objects(c, qual) != 0)
 		goto err;
-	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
-	/* the memif link may come up after the first request */
-	for (tries = 0; tries < 3; tries++) {
-		EXPECT(dat_ep_connect(c->cep, (DAT_IA_ADDRESS_PTR)&sin, qual,
-				      WAIT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
-				      DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
-		if (next_event(c->s_cr, &ev) == DAT_CONNECTION_REQUEST_EVENT)
-			break;
-		next_event(c->c_conn, &ev);	/* most likely unreachable */
-		dat_ep_reset(c->cep);
-	}
-	if (tries == 3 ||
-	    dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
-			  c->sep, 0, NULL) != DAT_SUCCESS ||
-	    next_event(c->s_conn, &ev) != DAT_CONNECTION_EVENT_ESTABLISHED ||
-	    next_event(c->c_conn, &ev) != DAT_CONNECTION_EVENT_ESTABLISHED) {
+	if (dat_test_connect(c->cep, c->sep, qual, c->s_cr, c->s_conn,
+			     c->c_conn) != 0) {
 		CU_FAIL("connection between dpdat0 and dpdat1");
 		goto err;
 	}

@@ -44,27 +44,6 @@ static DAT_PZ_HANDLE pz1, pz2;
 static uint8_t rbuf[8 * BUF] __attribute__((aligned(4096)));
 static uint8_t sbuf[8 * BUF] __attribute__((aligned(4096)));
 
-static const char *
-ret_str(DAT_RETURN r)
-{
-	static char s[160];
-	const char *major = "?", *minor = "";
-
-	dat_strerror(r, &major, &minor);
-	snprintf(s, sizeof(s), "%s %s (0x%08x)", major, minor, r);
-	return s;
-}
-
-#define EXPECT(got, want) do {						\
-	DAT_RETURN g_ = (got), w_ = (want);				\
-	if (g_ != w_) {							\
-		printf("\n  %s:%d: got %s", __FILE__, __LINE__,	\
-		       ret_str(g_));					\
-		printf(", want %s", ret_str(w_));			\
-	}								\
-	CU_ASSERT_EQUAL(g_, w_);					\
-} while (0)
-
 static DAT_RETURN
 evd(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_EVD_FLAGS flags, DAT_EVD_HANDLE *e)
 {
@@ -390,33 +369,13 @@ net_down(struct net *n)
 static int
 pair_up(struct net *n, struct pair *p)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
-	DAT_EVENT ev;
-	int tries;
-
 	if (dat_ep_create_with_srq(ia, pz1, n->s_recv, n->s_req, n->s_conn,
 				   n->srq, NULL, &p->sep) != DAT_SUCCESS ||
 	    dat_ep_create(n->cia, n->cpz, n->c_recv, n->c_req, n->c_conn,
 			  NULL, &p->cep) != DAT_SUCCESS)
 		return -1;
-	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
-	/* the memif link may come up after the first request */
-	for (tries = 0; tries < 3; tries++) {
-		EXPECT(dat_ep_connect(p->cep, (DAT_IA_ADDRESS_PTR)&sin, QUAL,
-				      WAIT_US, 0, NULL, DAT_QOS_BEST_EFFORT,
-				      DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
-		if (next_event(n->s_cr, &ev) == DAT_CONNECTION_REQUEST_EVENT)
-			break;
-		next_event(n->c_conn, &ev);	/* most likely unreachable */
-		dat_ep_reset(p->cep);
-	}
-	if (tries == 3 ||
-	    dat_cr_accept(ev.event_data.cr_arrival_event_data.cr_handle,
-			  p->sep, 0, NULL) != DAT_SUCCESS ||
-	    next_event(n->s_conn, &ev) != DAT_CONNECTION_EVENT_ESTABLISHED ||
-	    next_event(n->c_conn, &ev) != DAT_CONNECTION_EVENT_ESTABLISHED)
-		return -1;
-	return 0;
+	return dat_test_connect(p->cep, p->sep, QUAL, n->s_cr, n->s_conn,
+				n->c_conn);
 }
 
 static DAT_RETURN
@@ -574,13 +533,13 @@ suite_clean(void)
 
 	r = dat_pz_free(pz1);
 	if (r != DAT_SUCCESS)
-		printf("\n  dat_pz_free: %s", ret_str(r)), bad = 1;
+		printf("\n  dat_pz_free: %s", dat_test_ret_str(r)), bad = 1;
 	r = dat_pz_free(pz2);
 	if (r != DAT_SUCCESS)
-		printf("\n  dat_pz_free: %s", ret_str(r)), bad = 1;
+		printf("\n  dat_pz_free: %s", dat_test_ret_str(r)), bad = 1;
 	r = dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG);
 	if (r != DAT_SUCCESS && DAT_GET_TYPE(r) != DAT_PROVIDER_NOT_FOUND)
-		printf("\n  dat_ia_close: %s", ret_str(r)), bad = 1;
+		printf("\n  dat_ia_close: %s", dat_test_ret_str(r)), bad = 1;
 	return bad ? -1 : 0;
 }
 
