@@ -49,6 +49,12 @@ open_dev(void)
 			 o->server ? "server" : "client", o->service);
 		o->dev = devargs;
 	}
+	/* beside the kernel (af_xdp, af_packet, a PCI NIC): the interface's
+	 * own address; dpdat's own links: the memif pair's */
+	if (o->ip == NULL && o->dev != devargs &&
+	    (strncmp(o->dev, "net_af_", 7) == 0 ||
+	     strncmp(o->dev, "net_", 4) != 0))
+		o->ip = "auto";
 	if (o->ip == NULL)
 		o->ip = o->server ? "198.18.0.1" : "198.18.0.2";
 	dc.port.device = o->dev;

@@ -143,8 +143,11 @@ out:
 int
 port_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 {
-	struct port_neigh *e = port_neigh_find(p, ip, true);
+	struct port_neigh *e;
 
+	if (p->kernel)
+		return port_kern_resolve(p, ip, mac);
+	e = port_neigh_find(p, ip, true);
 	if (e == NULL)
 		return -ENOSPC;
 	switch (e->state) {
@@ -181,7 +184,7 @@ port_timer(struct dpdat_port *p)
 	for (k = 0; k < PORT_NEIGH_SIZE; k++) {
 		e = &p->neigh[k];
 		if (e->state == NEIGH_INCOMPLETE && e->tries != 0 &&
-		    now - e->tsc > retry) {
+		    !p->kernel && now - e->tsc > retry) {
 			if (!link.link_status) {
 				/* nothing went out: the link decides, not
 				 * the peer */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <net/if.h>
 
 #include <rte_bus.h>
 #include <rte_cycles.h>
@@ -30,23 +31,43 @@ RTE_LOG_REGISTER(dpdat_port_logtype, dpdat.port, NOTICE);
 #define PORT_RING_SIZE	1024
 /* one PMTU-4096 RoCEv2 frame per mbuf: 4096 + 78 bytes of headers */
 #define PORT_MBUF_DATA	(4096 + 256)
+/* af_xdp uses the pool as its umem, whose chunks are at most a page: the
+ * mempool header, the mbuf and this data room make 4032 bytes, 63 cache
+ * lines (the mempool pads an even count); frames land after the kernel's
+ * XDP_PACKET_HEADROOM. */
+#define PORT_XDP_DATA_ROOM	3840
+#define PORT_XDP_HEADROOM	256
 
 /* memif chains 2 KiB descriptors for bigger frames by default, and its
  * chained receive path misbehaves when the peer floods it (frames seen
- * again): give it buffers that hold a whole frame unless told otherwise. */
+ * again): give it buffers that hold a whole frame unless told otherwise.
+ * af_xdp: dpdat's XDP program unless the user names one (the PMD's default
+ * program takes every frame of the queue, ARP included, from the kernel). */
 static int
 port_devargs(const char *device, uint16_t mtu, char *out, size_t len)
 {
 	unsigned int bsize = 2048;
+	const char *prog;
 	int n;
 
 	while (bsize < (unsigned int)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN)
 		bsize <<= 1;
 	if (strncmp(device, "net_memif", 9) == 0 &&
-	    strstr(device, "bsize=") == NULL)
+	    strstr(device, "bsize=") == NULL) {
 		n = snprintf(out, len, "%s,bsize=%u", device, bsize);
-	else
+	} else if (strncmp(device, "net_af_xdp", 10) == 0 &&
+		   strstr(device, "xdp_prog=") == NULL) {
+		prog = port_kern_xdp_prog();
+		if (prog == NULL) {
+			PORT_LOG(ERR, "%s: dpdat's XDP program (dpdat_xdp.o) "
+				 "not found: build dpdat, set DPDAT_XDP_PROG, or "
+				 "name one with xdp_prog=", device);
+			return -ENOENT;
+		}
+		n = snprintf(out, len, "%s,xdp_prog=%s", device, prog);
+	} else {
 		n = snprintf(out, len, "%s", device);
+	}
 	return n < 0 || (size_t)n >= len ? -EINVAL : 0;
 }
 
@@ -101,7 +122,7 @@ memif_stale_socket(const char *device)
 static int
 port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
 {
-	char name[RTE_DEV_NAME_MAX_LEN];
+	char name[RTE_DEV_NAME_MAX_LEN], iface[IF_NAMESIZE];
 	const char *comma = strchr(device, ',');
 	size_t n = comma ? (size_t)(comma - device) : strlen(device);
 	int ret;
@@ -114,10 +135,20 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
 	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
 		return 0;
 	memif_stale_socket(device);
+	if (strncmp(device, "net_af_xdp", 10) == 0 &&
+	    devarg(device, "iface", iface, sizeof(iface)) != NULL)
+		port_kern_xdp_stale(iface);
 	ret = rte_dev_probe(device);
 	if (ret < 0) {
-		PORT_LOG(ERR, "cannot probe '%s': %s", device,
-			 rte_strerror(-ret));
+		if (strncmp(device, "net_", 4) != 0)
+			PORT_LOG(ERR, "cannot probe PCI device '%s' (%s): is it "
+				 "bound to vfio-pci or a bifurcated driver "
+				 "(mlx5), and allowed to the EAL (-a)? "
+				 "dpdk-devbind.py -s lists devices", name,
+				 rte_strerror(-ret));
+		else
+			PORT_LOG(ERR, "cannot probe '%s': %s", device,
+				 rte_strerror(-ret));
 		return -ENODEV;
 	}
 	*probed = true;
@@ -311,17 +342,102 @@ port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 	return port_steer_rules(p);
 }
 
+/* The frame limit of the device with dpdat's pool: af_xdp receives into
+ * the pool's own buffers after the XDP headroom. */
+static uint32_t
+port_dev_frame_max(const struct rte_eth_dev_info *di)
+{
+	uint32_t max = RTE_MIN((uint32_t)di->max_mtu + RTE_ETHER_HDR_LEN,
+			       di->max_rx_pktlen - RTE_ETHER_CRC_LEN);
+
+	if (strcmp(di->driver_name, "net_af_xdp") == 0)
+		max = RTE_MIN(max, (uint32_t)(PORT_XDP_DATA_ROOM -
+				RTE_PKTMBUF_HEADROOM - PORT_XDP_HEADROOM));
+	return max;
+}
+
+/* Who owns the interface, our address and our MTU. On an interface the
+ * kernel owns, the address is the interface's own unless one is named, and
+ * the MTU is the interface's, within what the device carries. */
+static int
+port_identity(struct dpdat_port *p, const struct dpdat_port_conf *conf,
+	      const char *devargs)
+{
+	bool autoip = conf->ipv4 == NULL || strcmp(conf->ipv4, "auto") == 0;
+	struct rte_eth_dev_info di;
+	uint16_t kmtu = 0;
+	uint32_t dmax;
+	int ret;
+
+	ret = rte_eth_dev_info_get(p->port_id, &di);
+	if (ret < 0)
+		return ret;
+	snprintf(p->driver, sizeof(p->driver), "%s", di.driver_name);
+	ret = port_kern_ifname(devargs, di.driver_name,
+			       di.device ? rte_bus_name(rte_dev_bus(di.device)) :
+			       NULL, p->ifname);
+	p->kernel = ret == 0;
+	if (ret == -EINVAL) {
+		PORT_LOG(ERR, "%s: iface= missing", p->name);
+		return ret;
+	}
+	if (!p->kernel) {
+		if (autoip) {
+			PORT_LOG(ERR, "%s: ipv4=auto needs an interface the "
+				 "kernel owns (af_xdp, af_packet, a PCI NIC "
+				 "with a netdev): name an address", p->name);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	p->ifindex = (int)if_nametoindex(p->ifname);
+	if (p->ifindex == 0 || port_kern_mtu(p->ifname, &kmtu) < 0) {
+		PORT_LOG(ERR, "%s: no interface %s in this network namespace",
+			 p->name, p->ifname);
+		return -ENODEV;
+	}
+	if (autoip && port_kern_ipv4(p->ifname, &p->ip) < 0) {
+		PORT_LOG(ERR, "%s: %s has no IPv4 address (ip addr add ... "
+			 "dev %s, or name one with ipv4=)", p->name,
+			 p->ifname, p->ifname);
+		return -EADDRNOTAVAIL;
+	}
+	dmax = port_dev_frame_max(&di) - RTE_ETHER_HDR_LEN;
+	if (conf->mtu > kmtu || conf->mtu > dmax) {
+		PORT_LOG(ERR, "%s: MTU %u above %s's %u (%s)", p->name,
+			 conf->mtu, conf->mtu > kmtu ? p->ifname : di.driver_name,
+			 conf->mtu > kmtu ? kmtu : dmax,
+			 conf->mtu > kmtu ? "the kernel's: ip link set ... mtu" :
+			 "the largest frame it carries, headers aside");
+		return -EINVAL;
+	}
+	p->mtu = conf->mtu ? conf->mtu : (uint16_t)RTE_MIN((uint32_t)kmtu, dmax);
+	if (p->mtu < 576) {
+		PORT_LOG(ERR, "%s: MTU %u of %s too small for RoCEv2", p->name,
+			 p->mtu, p->ifname);
+		return -EINVAL;
+	}
+	if (conf->mtu == 0 && kmtu > dmax)
+		PORT_LOG(NOTICE, "%s: MTU %u, below %s's %u: %s carries frames "
+			 "of at most %u bytes", p->name, p->mtu, p->ifname, kmtu,
+			 di.driver_name, dmax + RTE_ETHER_HDR_LEN);
+	return 0;
+}
+
 struct dpdat_port *
 dpdat_port_create(const struct dpdat_port_conf *conf)
 {
 	char pool_name[RTE_MEMPOOL_NAMESIZE], devargs[512];
+	char addr[INET_ADDRSTRLEN];
 	static uint32_t seq;
 	struct dpdat_port *p;
-	struct in_addr a;
+	struct in_addr a = { 0 };
+	uint16_t room;
 	int ret;
 
-	if (conf == NULL || conf->device == NULL || conf->ipv4 == NULL ||
-	    inet_pton(AF_INET, conf->ipv4, &a) != 1 ||
+	if (conf == NULL || conf->device == NULL ||
+	    (conf->ipv4 != NULL && strcmp(conf->ipv4, "auto") != 0 &&
+	     inet_pton(AF_INET, conf->ipv4, &a) != 1) ||
 	    (conf->mtu != 0 && conf->mtu < 576)) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -333,6 +449,7 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	}
 	p->ip = a.s_addr;
 	p->mtu = conf->mtu ? conf->mtu : 1500;
+	p->guard_fd = -1;
 	p->tsc_hz = rte_get_tsc_hz();
 	ret = port_devargs(conf->device, p->mtu, devargs, sizeof(devargs));
 	if (ret == 0)
@@ -340,11 +457,16 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	if (ret < 0)
 		goto err_free;
 	rte_eth_dev_get_name_by_port(p->port_id, p->name);
+	ret = port_identity(p, conf, devargs);
+	if (ret < 0)
+		goto err_detach;
+	/* af_xdp's umem is the pool itself: one object a 4 KiB page */
+	room = strcmp(p->driver, "net_af_xdp") == 0 ? PORT_XDP_DATA_ROOM :
+		RTE_PKTMBUF_HEADROOM + PORT_MBUF_DATA;
 	snprintf(pool_name, sizeof(pool_name), "dpdat_p%u_%u", p->port_id,
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	p->pool = rte_pktmbuf_pool_create(pool_name,
-		conf->n_mbufs ? conf->n_mbufs : 8191, 256, 0,
-		RTE_PKTMBUF_HEADROOM + PORT_MBUF_DATA,
+		conf->n_mbufs ? conf->n_mbufs : 8191, 256, 0, room,
 		rte_eth_dev_socket_id(p->port_id));
 	if (p->pool == NULL) {
 		ret = -ENOMEM;
@@ -353,7 +475,16 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	ret = port_configure(p, devargs, conf->link_wait_s);
 	if (ret < 0) {
 		PORT_LOG(ERR, "%s: configure: %s", p->name, rte_strerror(-ret));
+		if (strcmp(p->driver, "net_af_xdp") == 0)
+			PORT_LOG(ERR, "%s: af_xdp on %s: root (or CAP_NET_ADMIN "
+				 "and CAP_BPF) needed, and an MTU XDP accepts "
+				 "(veth: 3506 at most)", p->name, p->ifname);
 		goto err_pool;
+	}
+	if (p->kernel) {
+		ret = port_kern_start(p, p->driver);
+		if (ret < 0)
+			goto err_stop;
 	}
 	if (conf->link_wait_s != 0) {
 		ret = port_wait_link(p, (uint64_t)conf->link_wait_s * 1000);
@@ -380,12 +511,15 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		PORT_LOG(WARNING, "%s: DPDAT_PCAP=%s: no capture", p->name,
 			 getenv("DPDAT_PCAP"));
 	port_telemetry_add(p);
-	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u",
-		 p->name, p->port_id, RTE_ETHER_ADDR_BYTES(&p->mac),
-		 conf->ipv4, p->mtu);
+	inet_ntop(AF_INET, &p->ip, addr, sizeof(addr));
+	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u%s%s",
+		 p->name, p->port_id, RTE_ETHER_ADDR_BYTES(&p->mac), addr,
+		 p->mtu, p->kernel ? ", beside the kernel on " : "",
+		 p->kernel ? p->ifname : "");
 	return p;
 
 err_stop:
+	port_kern_stop(p);
 	rte_eth_dev_stop(p->port_id);
 err_pool:
 	rte_mempool_free(p->pool);
@@ -409,6 +543,7 @@ dpdat_port_free(struct dpdat_port *p)
 	port_steer_remove(p);
 	p->magic = 0;
 	port_fault_release(p);
+	port_kern_stop(p);
 	/* stop before closing; never depend on a clean peer disconnect */
 	rte_eth_dev_stop(p->port_id);
 	if (p->probed)
@@ -508,7 +643,11 @@ port_rx_one(struct dpdat_port *p, struct rte_mbuf *m)
 	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
 	if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
 		p->st.rx_arp++;
-		port_arp_input(p, m);
+		if (unlikely(p->kernel))	/* af_packet's copy: the
+						 * kernel answers */
+			rte_pktmbuf_free(m);
+		else
+			port_arp_input(p, m);
 		return false;
 	}
 	/* RoCEv2 is unicast to our MAC: broadcast is for ARP only */

@@ -80,6 +80,14 @@ struct dpdat_port {
 	bool guarded;		/* memif: bursts survive the peer's unmap */
 	bool link_up;		/* as port_timer() last saw it */
 	struct rte_flow *flows[2];	/* RoCEv2 and ARP steering */
+	/* kern.c: the kernel owns the interface, its address and ARP */
+	bool kernel;
+	char driver[32];		/* DPDK driver name */
+	char ifname[16];		/* IF_NAMESIZE */
+	int ifindex;
+	struct mnl_socket *nl;		/* rtnetlink, for neighbours */
+	uint32_t nl_seq;
+	int guard_fd;			/* af_packet: UDP 4791 held, or -1 */
 	struct port_neigh neigh[PORT_NEIGH_SIZE];
 };
 
@@ -150,6 +158,22 @@ void port_steer_remove(struct dpdat_port *p);
 /* telemetry.c: the ports the telemetry commands can see */
 void port_telemetry_add(struct dpdat_port *p);
 void port_telemetry_del(struct dpdat_port *p);
+
+/* kern.c: ports on an interface the kernel owns (af_xdp, af_packet, a PCI
+ * NIC with a kernel netdev). port_kern_ifname: that interface, -ENOENT when
+ * the device has none; the address, MTU and XDP helpers take its name. */
+int port_kern_ifname(const char *device, const char *driver, const char *bus,
+		     char *ifname);
+int port_kern_ipv4(const char *ifname, uint32_t *ip);
+bool port_kern_has_ipv4(const char *ifname, uint32_t ip);
+int port_kern_mtu(const char *ifname, uint16_t *mtu);
+const char *port_kern_xdp_prog(void);
+void port_kern_xdp_stale(const char *ifname);
+int port_kern_start(struct dpdat_port *p, const char *driver);
+void port_kern_stop(struct dpdat_port *p);
+/* port_resolve() on such a port: the kernel's neighbour table */
+int port_kern_resolve(struct dpdat_port *p, uint32_t ip,
+		      struct rte_ether_addr *mac);
 
 /* arp.c */
 void port_arp_input(struct dpdat_port *p, struct rte_mbuf *m);

@@ -75,14 +75,16 @@ port_steer_rules(struct dpdat_port *p)
 	if (!p->isolated)
 		return 0;
 	p->flows[0] = steer_rule(p, roce);
-	p->flows[1] = steer_rule(p, arps);
-	if (p->flows[0] == NULL || p->flows[1] == NULL) {
+	/* a kernel that shares the NIC keeps ARP (kern.c) */
+	p->flows[1] = p->kernel ? NULL : steer_rule(p, arps);
+	if (p->flows[0] == NULL || (!p->kernel && p->flows[1] == NULL)) {
 		PORT_LOG(ERR, "%s: isolated but the steering rules failed",
 			 p->name);
 		return -ENOTSUP;
 	}
-	PORT_LOG(NOTICE, "%s: isolated; UDP 4791 to us and ARP steered to "
-		 "dpdat, the rest left to the kernel", p->name);
+	PORT_LOG(NOTICE, "%s: isolated; UDP 4791 to us%s steered to dpdat, "
+		 "the rest left to the kernel", p->name,
+		 p->kernel ? "" : " and ARP");
 	return 0;
 }
 

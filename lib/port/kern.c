@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* Ports on an interface the kernel owns (af_xdp, af_packet, a bifurcated
+ * PCI NIC): the model RoCE NICs use. The kernel keeps its address, ARP and
+ * every frame that is not RoCEv2 to dpdat's address; dpdat takes the
+ * interface's address by default, reads peer MACs from the kernel's
+ * neighbour table (rtnetlink) and asks the kernel to resolve a missing one
+ * (an NTF_USE request: the kernel sends its own ARP probe). dpdat sends no
+ * ARP of its own on such ports.
+ *
+ * af_xdp: dpdat's XDP program (xdp/dpdat_xdp.bpf.c) takes only UDP 4791 to
+ * dpdat's address; this file writes that address into the program's map.
+ * af_packet: the kernel sees a copy of every frame; a UDP socket bound to
+ * dpdat's address and port 4791, with a filter that drops everything, keeps
+ * it from answering RoCEv2 with ICMP port unreachable.
+ *
+ * The set-up runs in dpdat_port_create(); port_kern_resolve() on the thread
+ * that owns the port, as port_resolve(). */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include <linux/filter.h>
+#include <linux/if_link.h>
+#include <linux/neighbour.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "port_priv.h"
+#include "roce.h"
+
+/* A kernel neighbour is asked for again at most this often while it is
+ * being resolved, the kernel told to resolve it every KERN_USE_EVERY
+ * asks, and given up after KERN_TRIES asks (about the kernel's own
+ * 3 probes a second). */
+#define KERN_ASK_MS	20
+#define KERN_USE_EVERY	25
+#define KERN_TRIES	160
+/* entries whose link-layer address can be used (the kernel's NUD_VALID) */
+#define KERN_NUD_VALID	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | \
+			 NUD_PROBE | NUD_STALE | NUD_DELAY)
+
+/* The value of key= in devargs ("name,key=value,..."), or NULL. */
+static const char *
+kern_devarg(const char *device, const char *key, char *out, size_t len)
+{
+	const char *p = device;
+	size_t k = strlen(key), n;
+
+	while ((p = strchr(p, ',')) != NULL) {
+		p++;
+		if (strncmp(p, key, k) == 0 && p[k] == '=') {
+			n = strcspn(p + k + 1, ",");
+			if (n == 0 || n >= len)
+				return NULL;
+			memcpy(out, p + k + 1, n);
+			out[n] = '\0';
+			return out;
+		}
+	}
+	return NULL;
+}
+
+/* The kernel interface of a PCI device, from sysfs (a NIC the kernel
+ * drives beside DPDK, as mlx5 does); -ENOENT when it has none. */
+static int
+kern_pci_ifname(const char *pci, char *ifname)
+{
+	char path[PATH_MAX];
+	struct dirent *d;
+	DIR *dir;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/net", pci);
+	dir = opendir(path);
+	if (dir == NULL)
+		return -ENOENT;
+	while ((d = readdir(dir)) != NULL)
+		if (d->d_name[0] != '.' && strlen(d->d_name) < IF_NAMESIZE) {
+			snprintf(ifname, IF_NAMESIZE, "%s", d->d_name);
+			ret = 0;
+			break;
+		}
+	closedir(dir);
+	return ret;
+}
+
+int
+port_kern_ifname(const char *device, const char *driver, const char *bus,
+		 char *ifname)
+{
+	char name[RTE_DEV_NAME_MAX_LEN];
+	size_t n = strcspn(device, ",");
+
+	if (strcmp(driver, "net_af_xdp") == 0 ||
+	    strcmp(driver, "net_af_packet") == 0)
+		return kern_devarg(device, "iface", ifname, IF_NAMESIZE) ?
+			0 : -EINVAL;
+	if (bus == NULL || strcmp(bus, "pci") != 0 || n >= sizeof(name))
+		return -ENOENT;
+	memcpy(name, device, n);
+	name[n] = '\0';
+	return kern_pci_ifname(name, ifname);
+}
+
+int
+port_kern_ipv4(const char *ifname, uint32_t *ip)
+{
+	struct ifaddrs *ifa, *a;
+	int n = 0;
+
+	if (getifaddrs(&ifa) != 0)
+		return -errno;
+	for (a = ifa; a != NULL; a = a->ifa_next) {
+		if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET ||
+		    strcmp(a->ifa_name, ifname) != 0)
+			continue;
+		if (n++ == 0)
+			*ip = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
+	}
+	freeifaddrs(ifa);
+	if (n > 1)
+		PORT_LOG(NOTICE, "%s has %d IPv4 addresses: dpdat takes the "
+			 "first (ipv4= names another)", ifname, n);
+	return n ? 0 : -EADDRNOTAVAIL;
+}
+
+bool
+port_kern_has_ipv4(const char *ifname, uint32_t ip)
+{
+	struct ifaddrs *ifa, *a;
+	bool found = false;
+
+	if (getifaddrs(&ifa) != 0)
+		return true;	/* cannot tell: do not complain */
+	for (a = ifa; a != NULL && !found; a = a->ifa_next)
+		found = a->ifa_addr != NULL &&
+			a->ifa_addr->sa_family == AF_INET &&
+			strcmp(a->ifa_name, ifname) == 0 &&
+			((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr == ip;
+	freeifaddrs(ifa);
+	return found;
+}
+
+int
+port_kern_mtu(const char *ifname, uint16_t *mtu)
+{
+	struct ifreq ifr;
+	int fd, ret = 0;
+
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, SIOCGIFMTU, &ifr) != 0)
+		ret = -errno;
+	else
+		*mtu = (uint16_t)RTE_MIN(ifr.ifr_mtu, UINT16_MAX);
+	close(fd);
+	return ret;
+}
+
+/* ---- rtnetlink ---------------------------------------------------------- */
+
+static int
+kern_nl_open(struct dpdat_port *p)
+{
+	struct timeval tv = { .tv_usec = 200 * 1000 };
+	struct mnl_socket *nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+
+	if (nl == NULL)
+		return -errno;
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		mnl_socket_close(nl);
+		return -errno;
+	}
+	/* the kernel answers at once; bound anyway */
+	setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &tv,
+		   sizeof(tv));
+	p->nl = nl;
+	return 0;
+}
+
+struct kern_neigh_ans {
+	uint32_t ip;
+	int ifindex;
+	uint16_t state;
+	bool has_mac;
+	struct rte_ether_addr mac;
+};
+
+static int
+kern_neigh_attr(const struct nlattr *a, void *arg)
+{
+	struct kern_neigh_ans *ans = arg;
+
+	if (mnl_attr_get_type(a) == NDA_LLADDR &&
+	    mnl_attr_get_payload_len(a) == RTE_ETHER_ADDR_LEN) {
+		memcpy(&ans->mac, mnl_attr_get_payload(a), RTE_ETHER_ADDR_LEN);
+		ans->has_mac = true;
+	} else if (mnl_attr_get_type(a) == NDA_DST &&
+		   mnl_attr_get_payload_len(a) == 4) {
+		memcpy(&ans->ip, mnl_attr_get_payload(a), 4);
+	}
+	return MNL_CB_OK;
+}
+
+static int
+kern_neigh_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	const struct ndmsg *nd = mnl_nlmsg_get_payload(nlh);
+	struct kern_neigh_ans *ans = arg, got = { 0 };
+
+	if (nlh->nlmsg_type != RTM_NEWNEIGH ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*nd) ||
+	    nd->ndm_family != AF_INET || nd->ndm_ifindex != ans->ifindex)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(*nd), kern_neigh_attr, &got);
+	if (got.ip != ans->ip)
+		return MNL_CB_OK;
+	ans->state = nd->ndm_state;
+	ans->has_mac = got.has_mac;
+	ans->mac = got.mac;
+	return MNL_CB_OK;
+}
+
+/* One request and its one answer (no dumps: a get answers with one
+ * message, a request with NLM_F_ACK with one error message). */
+static int
+kern_nl_talk(struct dpdat_port *p, struct nlmsghdr *nlh, mnl_cb_t cb,
+	     void *arg)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	unsigned int portid = mnl_socket_get_portid(p->nl);
+	uint32_t seq = ++p->nl_seq;
+	ssize_t n;
+
+	nlh->nlmsg_seq = seq;
+	if (mnl_socket_sendto(p->nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {	/* an answer to an older request that timed out: skip it */
+		n = mnl_socket_recvfrom(p->nl, buf, sizeof(buf));
+		if (n < 0)
+			return -errno;
+	} while (n >= (ssize_t)sizeof(*nlh) &&
+		 ((struct nlmsghdr *)buf)->nlmsg_seq != seq);
+	return mnl_cb_run(buf, (size_t)n, seq, portid, cb, arg) < 0 ?
+		-errno : 0;
+}
+
+/* The kernel's entry for ip on our interface: its NUD state (0 if none). */
+static int
+kern_neigh_get(struct dpdat_port *p, uint32_t ip, struct kern_neigh_ans *ans)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ndmsg *nd;
+	int ret;
+
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
+	nd->ndm_family = AF_INET;
+	nd->ndm_ifindex = p->ifindex;
+	mnl_attr_put(nlh, NDA_DST, 4, &ip);
+	memset(ans, 0, sizeof(*ans));
+	ans->ip = ip;
+	ans->ifindex = p->ifindex;
+	ret = kern_nl_talk(p, nlh, kern_neigh_cb, ans);
+	return ret == -ENOENT ? 0 : ret;	/* no entry: state 0 */
+}
+
+/* Ask the kernel to resolve ip (it sends its own ARP request). */
+static int
+kern_neigh_use(struct dpdat_port *p, uint32_t ip)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ndmsg *nd;
+
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE |
+			   NLM_F_ACK;
+	nd = mnl_nlmsg_put_extra_header(nlh, sizeof(*nd));
+	nd->ndm_family = AF_INET;
+	nd->ndm_ifindex = p->ifindex;
+	nd->ndm_state = NUD_NONE;
+	nd->ndm_flags = NTF_USE;
+	mnl_attr_put(nlh, NDA_DST, 4, &ip);
+	return kern_nl_talk(p, nlh, NULL, NULL);
+}
+
+int
+port_kern_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
+{
+	const uint64_t now = rte_get_tsc_cycles();
+	struct port_neigh *e = port_neigh_find(p, ip, true);
+	struct kern_neigh_ans ans;
+	char a[INET_ADDRSTRLEN];
+	int ret;
+
+	if (e->state == NEIGH_REACHABLE) {
+		*mac = e->mac;
+		return 0;
+	}
+	if (e->state == NEIGH_FAILED)
+		return -EHOSTUNREACH;
+	if (e->tries != 0 && now - e->tsc < p->tsc_hz * KERN_ASK_MS / 1000)
+		return -EAGAIN;
+	e->tsc = now;
+	ret = kern_neigh_get(p, ip, &ans);
+	if (ret == 0 && (ans.state & KERN_NUD_VALID) && ans.has_mac &&
+	    rte_is_unicast_ether_addr(&ans.mac)) {
+		e->mac = ans.mac;
+		e->state = NEIGH_REACHABLE;
+		e->tries = 0;
+		*mac = e->mac;
+		return 0;
+	}
+	if (e->tries >= KERN_TRIES) {
+		inet_ntop(AF_INET, &ip, a, sizeof(a));
+		PORT_LOG(NOTICE, "%s: the kernel could not resolve %s on %s",
+			 p->name, a, p->ifname);
+		e->state = NEIGH_FAILED;
+		e->tries = 0;
+		return -EHOSTUNREACH;
+	}
+	if (e->tries % KERN_USE_EVERY == 0 && kern_neigh_use(p, ip) == 0)
+		p->st.tx_arp++;	/* the kernel's request, on our behalf */
+	e->tries++;
+	return ret < 0 && ret != -EAGAIN && ret != -ETIMEDOUT ? ret : -EAGAIN;
+}
+
+/* ---- af_xdp: dpdat's XDP program -------------------------------------- */
+
+const char *
+port_kern_xdp_prog(void)
+{
+	static const char *const where[] = {
+#ifdef DPDAT_XDP_OBJ_BUILD
+		DPDAT_XDP_OBJ_BUILD,
+#endif
+#ifdef DPDAT_XDP_OBJ_INSTALL
+		DPDAT_XDP_OBJ_INSTALL,
+#endif
+	};
+	const char *env = getenv("DPDAT_XDP_PROG");
+
+	if (env != NULL && *env != '\0')
+		return access(env, R_OK) == 0 ? env : NULL;
+	for (unsigned int i = 0; i < RTE_DIM(where); i++)
+		if (access(where[i], R_OK) == 0)
+			return where[i];
+	return NULL;
+}
+
+/* The id of the XDP program on the interface and its attach mode. */
+static uint32_t
+kern_xdp_prog_id(int ifindex, const char **mode)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	*mode = "none";
+	if (bpf_xdp_query(ifindex, 0, &q) != 0)
+		return 0;
+	switch (q.attach_mode) {
+	case XDP_ATTACHED_DRV:
+		*mode = "native";
+		return q.drv_prog_id;
+	case XDP_ATTACHED_SKB:
+		*mode = "generic";
+		return q.skb_prog_id;
+	case XDP_ATTACHED_HW:
+		*mode = "offloaded";
+		return q.hw_prog_id;
+	case XDP_ATTACHED_MULTI:
+		*mode = "several";
+		return q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
+	}
+	return 0;
+}
+
+/* The name of the program prog_id, and a map of it called map_name. */
+static int
+kern_xdp_map(uint32_t prog_id, const char *map_name, char *prog_name)
+{
+	struct bpf_prog_info pi;
+	struct bpf_map_info mi;
+	uint32_t ids[16], len;
+	int pfd, mfd = -ENOENT;
+
+	pfd = bpf_prog_get_fd_by_id(prog_id);
+	if (pfd < 0)
+		return -errno;
+	memset(&pi, 0, sizeof(pi));
+	pi.nr_map_ids = RTE_DIM(ids);
+	pi.map_ids = (uintptr_t)ids;
+	len = sizeof(pi);
+	if (bpf_obj_get_info_by_fd(pfd, &pi, &len) != 0) {
+		close(pfd);
+		return -errno;
+	}
+	close(pfd);
+	snprintf(prog_name, BPF_OBJ_NAME_LEN, "%s", pi.name);
+	for (uint32_t i = 0; i < RTE_MIN(pi.nr_map_ids, (uint32_t)RTE_DIM(ids));
+	     i++) {
+		int fd = bpf_map_get_fd_by_id(ids[i]);
+
+		if (fd < 0)
+			continue;
+		memset(&mi, 0, sizeof(mi));
+		len = sizeof(mi);
+		if (bpf_obj_get_info_by_fd(fd, &mi, &len) == 0 &&
+		    strcmp(mi.name, map_name) == 0) {
+			mfd = fd;
+			break;
+		}
+		close(fd);
+	}
+	return mfd;
+}
+
+void
+port_kern_xdp_stale(const char *ifname)
+{
+	char name[BPF_OBJ_NAME_LEN] = "";
+	int ifindex = (int)if_nametoindex(ifname);
+	const char *mode;
+	uint32_t id;
+	int fd;
+
+	if (ifindex == 0 || (id = kern_xdp_prog_id(ifindex, &mode)) == 0)
+		return;
+	fd = kern_xdp_map(id, "dpdat_addr", name);
+	if (fd >= 0)
+		close(fd);
+	if (strcmp(name, "dpdat_xdp") != 0)
+		return;	/* somebody else's: the PMD will say it is busy */
+	/* a dpdat process that died kept it there: the PMD refuses to
+	 * attach over it */
+	if (bpf_xdp_detach(ifindex, 0, NULL) == 0)
+		PORT_LOG(NOTICE, "%s: removed the XDP program a dpdat process "
+			 "left on it", ifname);
+}
+
+/* Tell dpdat's XDP program our address; say how it runs. */
+static int
+kern_xdp_config(struct dpdat_port *p)
+{
+	char name[BPF_OBJ_NAME_LEN] = "";
+	uint32_t key = 0, id;
+	const char *mode;
+	int fd, ret;
+
+	id = kern_xdp_prog_id(p->ifindex, &mode);
+	if (id == 0) {
+		PORT_LOG(ERR, "%s: no XDP program on %s", p->name, p->ifname);
+		return -ENOENT;
+	}
+	fd = kern_xdp_map(id, "dpdat_addr", name);
+	if (fd < 0) {
+		/* the user's own program (xdp_prog=): it decides */
+		PORT_LOG(NOTICE, "%s: XDP program '%s' on %s (%s mode) is not "
+			 "dpdat's: it decides what reaches dpdat", p->name,
+			 name, p->ifname, mode);
+		return 0;
+	}
+	ret = bpf_map_update_elem(fd, &key, &p->ip, BPF_ANY) ? -errno : 0;
+	close(fd);
+	if (ret < 0) {
+		PORT_LOG(ERR, "%s: cannot configure the XDP program: %s",
+			 p->name, strerror(-ret));
+		return ret;
+	}
+	PORT_LOG(NOTICE, "%s: XDP program on %s in %s mode: UDP 4791 to our "
+		 "address comes to dpdat, the kernel keeps the rest", p->name,
+		 p->ifname, mode);
+	return 0;
+}
+
+/* ---- af_packet: no ICMP port unreachable ------------------------------- */
+
+static int
+kern_udp_guard(struct dpdat_port *p)
+{
+	struct sock_filter drop = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &drop };
+	struct sockaddr_in sa = {
+		.sin_family = AF_INET,
+		.sin_port = htons(ROCE_UDP_PORT),
+		.sin_addr.s_addr = p->ip,
+	};
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog,
+		       sizeof(prog)) != 0 ||
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		int err = errno;
+
+		close(fd);
+		PORT_LOG(WARNING, "%s: cannot hold UDP 4791 on %s (%s): the "
+			 "kernel may answer RoCEv2 with ICMP port unreachable",
+			 p->name, p->ifname, strerror(err));
+		return -err;
+	}
+	p->guard_fd = fd;
+	PORT_LOG(INFO, "%s: UDP 4791 held by a socket that drops all: the "
+		 "kernel's copies of RoCEv2 frames end there", p->name);
+	return 0;
+}
+
+/* ---- set-up and teardown ------------------------------------------------ */
+
+int
+port_kern_start(struct dpdat_port *p, const char *driver)
+{
+	int ret = kern_nl_open(p);
+
+	if (ret < 0) {
+		PORT_LOG(ERR, "%s: rtnetlink: %s", p->name, strerror(-ret));
+		return ret;
+	}
+	if (!port_kern_has_ipv4(p->ifname, p->ip))
+		PORT_LOG(WARNING, "%s: our address is not one of %s's: the "
+			 "kernel will not answer ARP for it, so peers cannot "
+			 "reach us (ip addr add it, or use ipv4=auto)",
+			 p->name, p->ifname);
+	if (strcmp(driver, "net_af_xdp") == 0)
+		return kern_xdp_config(p);
+	if (strcmp(driver, "net_af_packet") == 0)
+		kern_udp_guard(p);	/* a warning at worst */
+	return 0;
+}
+
+void
+port_kern_stop(struct dpdat_port *p)
+{
+	if (p->nl != NULL)
+		mnl_socket_close(p->nl);
+	p->nl = NULL;
+	if (p->guard_fd >= 0)
+		close(p->guard_fd);
+	p->guard_fd = -1;
+}
