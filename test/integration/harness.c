@@ -10,6 +10,7 @@
 #include <rte_errno.h>
 
 #include "harness.h"
+#include "port_priv.h"
 
 const char *h_role = "test";
 void (*h_after_eal)(void);
@@ -42,6 +43,13 @@ h_open(int server, const char *sock, uint16_t mtu,
 	dc.port.device = devargs;
 	dc.port.ipv4 = server ? "198.18.0.1" : "198.18.0.2";
 	dc.port.mtu = mtu;
+	/* between two namespaces (run2-netns.sh): the interface's address
+	 * and MTU */
+	if (getenv("DPDAT_TEST_DEV") != NULL) {
+		dc.port.device = getenv("DPDAT_TEST_DEV");
+		dc.port.ipv4 = "auto";
+		dc.port.mtu = 0;
+	}
 	dc.port.link_wait_s = 20;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL)
@@ -103,6 +111,12 @@ h_addr_parse(const char *s, struct dpdat_qp_remote *r)
 		H_FAIL("bad address '%s'", s);
 	for (int i = 0; i < 6; i++)
 		r->mac.addr_bytes[i] = (uint8_t)m[i];
+}
+
+unsigned int
+h_dev_slack(struct dpdat_port *port)
+{
+	return strcmp(port->driver, "net_af_xdp") == 0 ? 1024 : 0;
 }
 
 int

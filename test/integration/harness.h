@@ -40,4 +40,10 @@ int h_wait(struct dpdat_cq *cq, struct dpdat_wc *wc, double timeout_s);
 
 double h_now(void);
 
+/* Sent mbufs the device may still hold when a test counts its pool: DPDK
+ * 22.11's af_xdp takes its transmit completions back only once half of its
+ * 2048-entry completion ring has filled (af_xdp_tx_zc), so up to 1024 sent
+ * mbufs wait there; memif and ring keep none. */
+unsigned int h_dev_slack(struct dpdat_port *port);
+
 #endif

@@ -55,7 +55,7 @@ struct conn {
 };
 
 static struct {
-	int server, plain, thread, nqps, depth;
+	int server, plain, thread, nqps, depth, mtu_set;
 	uint16_t pmtu, mtu;
 	uint64_t sizes[16];
 	int nsizes;
@@ -63,6 +63,7 @@ static struct {
 	const char *fault;
 	int retry;
 	int expect_zc;
+	uint16_t expect_pmtu;	/* the PMTU the connection must settle on */
 	int oob;	/* connect out of band (explicit PMTU, retry count) */
 } o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500 };
 
@@ -318,6 +319,12 @@ setup(void)
 	dc.port.device = devargs;
 	dc.port.ipv4 = o.server ? "198.18.0.1" : "198.18.0.2";
 	dc.port.mtu = o.mtu;
+	/* between two namespaces (run2-netns.sh): the interface's address */
+	if (getenv("DPDAT_TEST_DEV") != NULL) {
+		dc.port.device = getenv("DPDAT_TEST_DEV");
+		dc.port.ipv4 = "auto";
+		dc.port.mtu = o.mtu_set ? o.mtu : 0;
+	}
 	dc.port.link_wait_s = 20;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL)
@@ -552,7 +559,7 @@ parse(int argc, char **argv)
 		{ "plain", 0, NULL, 'P' }, { "thread", 0, NULL, 't' },
 		{ "mtu", 1, NULL, 'm' }, { "fault", 1, NULL, 'f' },
 		{ "retry", 1, NULL, 'r' }, { "expect-zerocopy", 0, NULL, 'z' },
-		{ "oob", 0, NULL, 'o' },
+		{ "oob", 0, NULL, 'o' }, { "expect-pmtu", 1, NULL, 'E' },
 		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
 	int ch;
@@ -569,11 +576,12 @@ parse(int argc, char **argv)
 		case 'd': o.depth = atoi(optarg); break;
 		case 'P': o.plain = 1; break;
 		case 't': o.thread = 1; break;
-		case 'm': o.mtu = (uint16_t)atoi(optarg); break;
+		case 'm': o.mtu = (uint16_t)atoi(optarg); o.mtu_set = 1; break;
 		case 'f': o.fault = optarg; break;
 		case 'r': o.retry = atoi(optarg); break;
 		case 'z': o.expect_zc = 1; break;
 		case 'o': o.oob = 1; break;
+		case 'E': o.expect_pmtu = (uint16_t)atoi(optarg); break;
 		case 's':
 			for (tok = strtok_r(optarg, ",", &save); tok && o.nsizes < 16;
 			     tok = strtok_r(NULL, ",", &save))
@@ -632,6 +640,15 @@ main(int argc, char **argv)
 	setup();
 	ret = o.server ? run_server() : run_client();
 	print_stats();
+	if (o.expect_pmtu != 0) {
+		struct dpdat_qp_info qi;
+
+		dpdat_qp_query(c[0].qp, &qi);
+		printf("%s: PMTU %u\n", o.server ? "server" : "client",
+		       qi.pmtu);
+		if (qi.pmtu != o.expect_pmtu)
+			FAIL("PMTU %u, expected %u", qi.pmtu, o.expect_pmtu);
+	}
 	if (o.expect_zc && !o.server) {
 		struct dpdat_qp_stats qs;
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# Two hosts on one machine: network namespaces joined by a veth pair, made
+# and removed by the caller. Source it, then:
+#   netns_up [mtu]   host A (server, 198.18.0.1/24) and host B (client,
+#                    198.18.0.2/24), each with "veth0"; NS_A, NS_B name them
+#   netns_bridge     later hosts join a bridge instead (call before netns_up;
+#                    netns_add_host C 198.18.0.3 adds one)
+#   netns_down       removes everything (netns_up arms it on every exit path:
+#                    EXIT, INT, TERM, HUP)
+#   netns_dev KIND   the DPDK device for KIND (af_xdp, af_packet) on veth0
+# Addresses come from 198.18.0.0/15 only. Without root, or where namespaces
+# cannot be made, netns_up exits 77 (meson: skipped) with the reason.
+
+NS_TAG="dpdat$$"
+NS_A="${NS_TAG}a"
+NS_B="${NS_TAG}b"
+NS_BR=
+NS_HOSTS=()
+
+netns_down() {
+	local ns
+	for ns in "${NS_HOSTS[@]}"; do
+		# processes left in the namespace go first: a namespace with
+		# a live process outlives its deletion
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	[ -n "$NS_BR" ] && ip link del "$NS_BR" 2>/dev/null
+	NS_HOSTS=()
+	NS_BR=
+}
+
+netns_skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+netns_bridge() {
+	NS_BR="${NS_TAG}br"
+}
+
+# netns_add_host NAME IP [MTU]
+netns_add_host() {
+	local ns=$1 ip=$2 mtu=${3:-1500} out="${1}o"
+	ip netns add "$ns" || return 1
+	NS_HOSTS+=("$ns")
+	if [ -n "$NS_BR" ]; then
+		ip link add "$out" mtu "$mtu" type veth peer name veth0 \
+			netns "$ns" || return 1
+		ip link set "$out" master "$NS_BR" up || return 1
+	fi
+	ip -n "$ns" link set lo up &&
+	ip -n "$ns" link set veth0 mtu "$mtu" &&
+	ip -n "$ns" addr add "$ip/24" dev veth0 &&
+	ip -n "$ns" link set veth0 up
+}
+
+netns_up() {
+	local mtu=${1:-1500}
+	[ "$(id -u)" -eq 0 ] || netns_skip "network namespaces need root"
+	command -v ip >/dev/null || netns_skip "no ip command (iproute2)"
+	trap netns_down EXIT
+	trap 'netns_down; exit 130' INT
+	trap 'netns_down; exit 143' TERM HUP
+	if [ -n "$NS_BR" ]; then
+		ip link add "$NS_BR" type bridge ||
+			netns_skip "cannot create a bridge here"
+		ip link set "$NS_BR" mtu "$mtu" up
+		netns_add_host "$NS_A" 198.18.0.1 "$mtu" &&
+		netns_add_host "$NS_B" 198.18.0.2 "$mtu" ||
+			{ echo "netns: set-up failed"; exit 1; }
+	else
+		ip netns add "$NS_A" 2>/dev/null ||
+			netns_skip "cannot create network namespaces here"
+		NS_HOSTS+=("$NS_A")
+		ip netns add "$NS_B" || { echo "netns: set-up failed"; exit 1; }
+		NS_HOSTS+=("$NS_B")
+		ip link add veth0 mtu "$mtu" netns "$NS_A" type veth \
+			peer name veth0 mtu "$mtu" netns "$NS_B" ||
+			{ echo "netns: cannot create a veth pair"; exit 1; }
+		ip -n "$NS_A" link set lo up && ip -n "$NS_B" link set lo up &&
+		ip -n "$NS_A" addr add 198.18.0.1/24 dev veth0 &&
+		ip -n "$NS_B" addr add 198.18.0.2/24 dev veth0 &&
+		ip -n "$NS_A" link set veth0 up &&
+		ip -n "$NS_B" link set veth0 up ||
+			{ echo "netns: set-up failed"; exit 1; }
+	fi
+	# the link is up when the kernels can talk
+	local i
+	for i in $(seq 50); do
+		ip netns exec "$NS_A" ping -c1 -W1 198.18.0.2 >/dev/null 2>&1 &&
+			return 0
+		sleep 0.1
+	done
+	echo "netns: 198.18.0.1 cannot reach 198.18.0.2"
+	exit 1
+}
+
+netns_dev() {
+	case $1 in
+	af_xdp) echo "net_af_xdp0,iface=veth0" ;;
+	af_packet) echo "net_af_packet0,iface=veth0" ;;
+	*) echo "netns: unknown link kind '$1'" >&2; return 1 ;;
+	esac
+}
