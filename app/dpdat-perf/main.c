@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "perf.h"
+#include "eal_args.h"
 
 #define EXIT_USAGE	2
 #define EXIT_NO_VERBS	3	/* verbs not built, or no RDMA device */
@@ -128,7 +129,8 @@ perf_params_check(const struct perf_params *pr)
 static void
 usage(void)
 {
-	printf("usage: dpdat-perf <test> [options] [server address]\n"
+	printf("usage: dpdat-perf [EAL arguments --] <test> [options] "
+	       "[server address]\n"
 	       "tests: write_bw write_lat read_bw read_lat send_bw send_lat\n"
 	       "  -s, --size B          message size (bw 65536, lat 2)\n"
 	       "  -a, --all             sizes 2 .. 2^23\n"
@@ -142,9 +144,16 @@ usage(void)
 	       "      --out_json FILE   results as JSON\n"
 	       "      --transport T     dpdat (default), udp (kernel sockets),\n"
 	       "                        verbs (kernel RDMA device)\n"
-	       "      --dev ARGS        dpdat: DPDK device (memif pair by default)\n"
-	       "      --ip ADDR         our IPv4 (dpdat: 198.18.0.1 server, .2 client)\n"
-	       "      --port_mtu N      dpdat: the port's MTU (from the PMTU)\n");
+	       "      --dev ARGS        dpdat: DPDK device (memif pair by default;\n"
+	       "                        net_af_xdp0,iface=eth1; a PCI address)\n"
+	       "      --ip ADDR         our IPv4 (dpdat: the interface's own on\n"
+	       "                        af_xdp, af_packet and PCI NICs; memif:\n"
+	       "                        198.18.0.1 server, .2 client)\n"
+	       "      --port_mtu N      dpdat: the port's MTU (from the PMTU;\n"
+	       "                        beside the kernel: the interface's)\n"
+	       "      --cpu N           dpdat: run on CPU N (the engine polls\n"
+	       "                        in this thread)\n"
+	       "EAL arguments (before --) go to DPDK: -l, -a, --file-prefix...\n");
 }
 
 static uint32_t
@@ -228,7 +237,9 @@ option(int c, const char *arg)
 	case 'd': o->dev = arg; break;
 	case 'i': o->ip = arg; break;
 	case 'M': o->mtu = (uint16_t)number(arg, "--port_mtu", 576, 9600);
+		o->mtu_set = 1;
 		break;
+	case 'C': o->cpu = app_cpu_arg("dpdat-perf", arg); o->pin = 1; break;
 	case 'h': usage(); exit(0);
 	}
 }
@@ -244,6 +255,7 @@ parse(int argc, char **argv)
 		{ "report_gbits", 0, NULL, 'g' }, { "out_json", 1, NULL, 'j' },
 		{ "transport", 1, NULL, 'T' }, { "dev", 1, NULL, 'd' },
 		{ "ip", 1, NULL, 'i' }, { "port_mtu", 1, NULL, 'M' },
+		{ "cpu", 1, NULL, 'C' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct perf_opts *o = &perf_opt;
 	int c, lat;
@@ -432,6 +444,7 @@ main(int argc, char **argv)
 	struct perf_params pr;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	app_eal_split(&argc, &argv);
 	parse(argc, argv);
 	tr->setup();
 	pr = (struct perf_params){ .test = o->test, .size = o->size,

@@ -41,6 +41,9 @@ struct perf_opts {
 	const char *peer, *dev, *ip, *json;
 	uint32_t size, iters, depth, secs, qps;
 	uint16_t pmtu, mtu, service;
+	int mtu_set;		/* --port_mtu given */
+	int pin;		/* --cpu given */
+	unsigned int cpu;
 };
 
 extern struct perf_opts perf_opt;

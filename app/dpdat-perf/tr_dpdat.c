@@ -21,6 +21,7 @@
 #include <dpdat/dpdat_qp.h>
 
 #include "perf.h"
+#include "eal_args.h"
 
 static struct dpdat_dev *dev;
 static struct dpdat_pz *pz;
@@ -41,8 +42,11 @@ open_dev(void)
 	struct perf_opts *o = &perf_opt;
 	static char devargs[256];
 
+	app_eal_conf(&ec);
 	if (dpdat_eal_init(&ec) < 0)
 		perf_die("EAL initialisation failed");
+	if (o->pin && app_pin_self(o->cpu) < 0)
+		perf_die("--cpu %u: cannot pin this thread", o->cpu);
 	if (o->dev == NULL) {
 		snprintf(devargs, sizeof(devargs),
 			 "net_memif0,role=%s,socket=/tmp/dpdat-perf-%u.sock",
@@ -59,7 +63,8 @@ open_dev(void)
 		o->ip = o->server ? "198.18.0.1" : "198.18.0.2";
 	dc.port.device = o->dev;
 	dc.port.ipv4 = o->ip;
-	dc.port.mtu = o->mtu;
+	/* beside the kernel the interface's MTU, unless told */
+	dc.port.mtu = strcmp(o->ip, "auto") == 0 && !o->mtu_set ? 0 : o->mtu;
 	dc.port.link_wait_s = 30;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL)
@@ -258,6 +263,7 @@ connect_peer(struct perf_params *pr, struct perf_info *info)
 	struct perf_params mine = *pr;
 	struct dpdat_port_info pi;
 	struct dpdat_qp_info qi;
+	char ip[INET_ADDRSTRLEN];
 
 	mine.addr = (uintptr_t)buf;
 	mine.rkey = key;
@@ -278,7 +284,8 @@ connect_peer(struct perf_params *pr, struct perf_info *info)
 		dpdat_qp_query(qps[q], &qi);
 		info->mtu = qi.pmtu;
 		snprintf(info->local[q], sizeof(info->local[q]),
-			 "IP %s QPN 0x%04x PSN 0x%06x", perf_opt.ip, qi.qpn,
+			 "IP %s QPN 0x%04x PSN 0x%06x",
+			 inet_ntop(AF_INET, &pi.ipv4, ip, sizeof(ip)), qi.qpn,
 			 qi.sq_psn);
 	}
 	info->nlocal = (int)nqp;

@@ -16,6 +16,7 @@
  * status 1.
  */
 
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +30,14 @@
 #include <rte_errno.h>
 
 #include "testpmd.h"
+#include "eal_args.h"
 
 struct tp tp;
 
 static struct {
 	const char *role, *dev, *ip, *file, *sock;
-	unsigned int mtu;
-	bool interactive, auto_start;
+	unsigned int mtu, cpu;
+	bool interactive, auto_start, mtu_set, pin;
 } o = { .role = "server", .mtu = 1500 };
 
 /* The quick start's demo: what each side types, as a script. */
@@ -62,14 +64,22 @@ static const char *const demo_client[] = {
 static void
 usage(void)
 {
-	printf("usage: dpdat-testpmd [--role server|client] [--dev ARGS] "
-	       "[--ip ADDR] [--mtu N]\n"
-	       "                     [--socket PATH] [--cmdline-file FILE] "
-	       "[-i] [--auto-start]\n"
+	printf("usage: dpdat-testpmd [EAL arguments --] [--role server|client] "
+	       "[--dev ARGS] [--ip ADDR]\n"
+	       "                     [--mtu N] [--cpu N] [--socket PATH] "
+	       "[--cmdline-file FILE] [-i]\n"
+	       "                     [--auto-start]\n"
 	       "  --role          side of the memif pair (server: 198.18.0.1, "
 	       "client: .2)\n"
 	       "  --dev           DPDK device arguments instead of the memif "
-	       "pair\n"
+	       "pair: net_af_xdp0,iface=eth1,\n"
+	       "                  net_af_packet0,iface=eth1, a PCI address "
+	       "(named with -a before --)\n"
+	       "  --ip            our IPv4 (beside the kernel: the interface's "
+	       "own by default)\n"
+	       "  --mtu           the port's MTU (1500; beside the kernel: the "
+	       "interface's)\n"
+	       "  --cpu           pin dpdat's engine thread to CPU N\n"
 	       "  --socket        memif socket (/tmp/dpdat-testpmd.sock)\n"
 	       "  --cmdline-file  run the commands of FILE first\n"
 	       "  -i              then an interactive prompt\n"
@@ -85,6 +95,7 @@ parse(int argc, char **argv)
 		{ "ip", 1, NULL, 'a' }, { "mtu", 1, NULL, 'm' },
 		{ "socket", 1, NULL, 's' }, { "cmdline-file", 1, NULL, 'f' },
 		{ "interactive", 0, NULL, 'i' }, { "auto-start", 0, NULL, 'A' },
+		{ "cpu", 1, NULL, 'C' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	int c;
 
@@ -93,7 +104,12 @@ parse(int argc, char **argv)
 		case 'r': o.role = optarg; break;
 		case 'd': o.dev = optarg; break;
 		case 'a': o.ip = optarg; break;
-		case 'm': o.mtu = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'm': o.mtu = (unsigned int)strtoul(optarg, NULL, 0);
+			o.mtu_set = true;
+			break;
+		case 'C': o.cpu = app_cpu_arg("dpdat-testpmd", optarg);
+			o.pin = true;
+			break;
 		case 's': o.sock = optarg; break;
 		case 'f': o.file = optarg; break;
 		case 'i': o.interactive = true; break;
@@ -120,7 +136,10 @@ open_dev(void)
 	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_THREAD };
 	static char devargs[256];
 	bool server = strcmp(o.role, "server") == 0;
+	struct dpdat_port_info pi;
+	char ip[INET_ADDRSTRLEN];
 
+	app_eal_conf(&ec);
 	if (dpdat_eal_init(&ec) < 0)
 		return -1;
 	if (o.dev == NULL) {
@@ -132,6 +151,15 @@ open_dev(void)
 	dc.port.device = o.dev;
 	dc.port.ipv4 = o.ip ? o.ip : server ? "198.18.0.1" : "198.18.0.2";
 	dc.port.mtu = (uint16_t)o.mtu;
+	/* beside the kernel (af_xdp, af_packet, a PCI NIC): the
+	 * interface's own address and MTU unless told */
+	if (o.dev != devargs && (strncmp(o.dev, "net_af_", 7) == 0 ||
+				 strncmp(o.dev, "net_", 4) != 0)) {
+		dc.port.ipv4 = o.ip ? o.ip : "auto";
+		dc.port.mtu = o.mtu_set ? (uint16_t)o.mtu : 0;
+	}
+	dc.pin_cpu = o.pin;
+	dc.cpu = o.cpu;
 	/* a client may start first: its memif waits for the server */
 	dc.port.link_wait_s = server ? 0 : 20;
 	tp.dev = dpdat_dev_open(&dc);
@@ -141,8 +169,10 @@ open_dev(void)
 		return -1;
 	}
 	tp.eq = dpdat_cm_eq_create(tp.dev, 256);
-	printf("dpdat-testpmd: %s on %s, IPv4 %s, %s memory\n", o.role, o.dev,
-	       dc.port.ipv4, dpdat_mem_mode_str(dpdat_eal_mem_mode()));
+	dpdat_port_query(dpdat_dev_port(tp.dev), &pi);
+	printf("dpdat-testpmd: %s on %s, IPv4 %s, MTU %u, %s memory\n", o.role,
+	       o.dev, inet_ntop(AF_INET, &pi.ipv4, ip, sizeof(ip)), pi.mtu,
+	       dpdat_mem_mode_str(dpdat_eal_mem_mode()));
 	return tp.eq != NULL ? 0 : -1;
 }
 
@@ -252,6 +282,7 @@ main(int argc, char **argv)
 	int status = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	app_eal_split(&argc, &argv);
 	parse(argc, argv);
 	if (tp_cmdline_ctx_init() != 0 || open_dev() != 0)
 		return 1;

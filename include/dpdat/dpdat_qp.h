@@ -14,6 +14,7 @@
  * calls in inline mode) moves them as RoCEv2 packets and reports completions.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -44,6 +45,12 @@ struct dpdat_dev_conf {
 	enum dpdat_progress progress;
 	/** Largest number of QPs; 0 means 1024. */
 	uint32_t max_qps;
+	/** Pin the engine thread (DPDAT_PROGRESS_THREAD) to CPU cpu, which
+	 *  must be one the process may run on. Unpinned by default. In inline
+	 *  mode dpdat pins nothing: the log advises pinning the polling
+	 *  thread to cpu. */
+	bool pin_cpu;
+	unsigned int cpu;
 };
 
 /**
@@ -51,7 +58,8 @@ struct dpdat_dev_conf {
  * its engine.
  *
  * @return The device, or NULL with rte_errno as dpdat_port_create() or
- *   dpdat_mr_domain_create(), or EINVAL.
+ *   dpdat_mr_domain_create(), or EINVAL (also: pin_cpu with a CPU the
+ *   process may not run on).
  */
 struct dpdat_dev *
 dpdat_dev_open(const struct dpdat_dev_conf *conf);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <dirent.h>
 #include <sched.h>
+#include <stdbool.h>
 
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -24,13 +25,13 @@
 #include <rte_cycles.h>
 
 #include <dpdat/dpdat.h>
+#include "eal_priv.h"
 
 RTE_LOG_REGISTER(dpdat_eal_logtype, dpdat.eal, NOTICE);
 #define EAL_LOG(level, fmt, ...) \
 	rte_log(RTE_LOG_ ## level, dpdat_eal_logtype, "dpdat: " fmt "\n", \
 		##__VA_ARGS__)
 
-#define EAL_MAX_ARGS	64
 #define EAL_DEFAULT_MB	256
 
 static enum dpdat_mem_mode eal_mode;
@@ -204,10 +205,58 @@ add_arg(char **argv, int *argc, const char *fmt, const char *val)
 	return 0;
 }
 
-static int
-build_args(const struct dpdat_eal_conf *c, enum dpdat_mem_mode mode,
-	   unsigned int mb, char **argv, int *argc)
+/* Does the user's EAL argument list hold one of the options in names
+ * ("-l", "--lcores", ...: the option alone, glued to its value, or
+ * --name=value)? */
+static bool
+user_has(const struct eal_user *u, const char *const *names)
 {
+	for (unsigned int i = 0; i < u->n; i++)
+		for (const char *const *n = names; *n != NULL; n++) {
+			size_t k = strlen(*n);
+
+			if (strncmp(u->args[i], *n, k) == 0 &&
+			    (u->args[i][k] == '\0' || u->args[i][k] == '=' ||
+			     ((*n)[1] != '-' && k == 2)))
+				return true;
+		}
+	return false;
+}
+
+int
+eal_user_split(const char *env, struct eal_user *u)
+{
+	char *save = NULL, *w;
+
+	u->n = 0;
+	if (env == NULL)
+		return 0;
+	snprintf(u->buf, sizeof(u->buf), "%s", env);
+	if (strlen(env) >= sizeof(u->buf))
+		return -EINVAL;
+	for (w = strtok_r(u->buf, " \t\n", &save); w != NULL;
+	     w = strtok_r(NULL, " \t\n", &save)) {
+		if (u->n >= RTE_DIM(u->args))
+			return -EINVAL;
+		u->args[u->n++] = w;
+	}
+	return 0;
+}
+
+/* dpdat's defaults give way to what the user's EAL arguments (conf's extra
+ * arguments and DPDAT_EAL) say about the same thing: the EAL refuses -l
+ * with --lcores, and two --file-prefix or memory modes. */
+int
+eal_args_build(const struct dpdat_eal_conf *c, const struct eal_user *u,
+	       enum dpdat_mem_mode mode, unsigned int mb, char **argv,
+	       int *argc)
+{
+	static const char *const cores[] = { "-l", "-c", "--lcores", NULL };
+	static const char *const prefix_opt[] = { "--file-prefix", NULL };
+	static const char *const mem_opt[] = { "--no-huge", "--in-memory",
+		"-m", "--socket-mem", "--huge-dir", NULL };
+	static const char *const dev_opt[] = { "-a", "--allow", "-b",
+		"--block", "--no-pci", NULL };
 	char num[32], prefix[64];
 	int pci = 0, ret = 0;
 	unsigned int i;
@@ -217,9 +266,9 @@ build_args(const struct dpdat_eal_conf *c, enum dpdat_mem_mode mode,
 
 	snprintf(prefix, sizeof(prefix), "dpdat-%d", (int)getpid());
 	ADD("%s", c->program ? c->program : "dpdat");
-	if (c->lcores != NULL) {
+	if (c->lcores != NULL && !user_has(u, cores)) {
 		ADD("-l%s", c->lcores);
-	} else {
+	} else if (!user_has(u, cores)) {
 		/* lcore 0 free to run on any CPU we may use: the EAL would
 		 * otherwise pin every dpdat process to CPU 0, and two polling
 		 * processes would share one core */
@@ -228,10 +277,14 @@ build_args(const struct dpdat_eal_conf *c, enum dpdat_mem_mode mode,
 		cpu_list(cpus, sizeof(cpus));
 		ADD("--lcores=0@(%s)", cpus);
 	}
-	ADD("--file-prefix=%s", c->file_prefix ? c->file_prefix : prefix);
+	if (!user_has(u, prefix_opt))
+		ADD("--file-prefix=%s", c->file_prefix ? c->file_prefix :
+		    prefix);
 	/* no runtime or hugepage files to leak if the process dies;
 	 * --no-huge implies legacy memory, which refuses --in-memory */
-	if (mode == DPDAT_MEM_MODE_NOHUGE) {
+	if (user_has(u, mem_opt)) {
+		/* the user chose the memory */
+	} else if (mode == DPDAT_MEM_MODE_NOHUGE) {
 		snprintf(num, sizeof(num), "%u", mb);
 		ADD("%s", "--no-huge");
 		ADD("%s", "--no-shconf");
@@ -247,14 +300,15 @@ build_args(const struct dpdat_eal_conf *c, enum dpdat_mem_mode mode,
 			pci = 1;
 		}
 	}
-	if (!pci)
+	/* PCI devices named by the user (-a, -b) or by dpdat: no --no-pci */
+	if (!pci && !user_has(u, dev_opt))
 		ADD("%s", "--no-pci");
 	if (c->log_level != 0) {
 		snprintf(num, sizeof(num), "%u", c->log_level);
 		ADD("--log-level=%s", num);
 	}
-	for (i = 0; i < c->n_extra_args; i++)
-		ADD("%s", c->extra_args[i]);
+	for (i = 0; i < u->n; i++)
+		ADD("%s", u->args[i]);
 	return ret;
 #undef ADD
 }
@@ -283,6 +337,43 @@ log_level_from_env(void)
 	rte_log_set_level_pattern("dpdat*", level);
 }
 
+/* conf's extra arguments, then DPDAT_EAL's words. */
+static int
+eal_user_args(const struct dpdat_eal_conf *c, struct eal_user *u)
+{
+	const char *env = getenv("DPDAT_EAL");
+	unsigned int i;
+	int ret = eal_user_split(env, u);
+
+	if (ret < 0) {
+		EAL_LOG(ERR, "DPDAT_EAL: more than %u arguments or %zu bytes",
+			(unsigned int)RTE_DIM(u->args), sizeof(u->buf) - 1);
+		return ret;
+	}
+	if (c->n_extra_args + u->n > RTE_DIM(u->args))
+		return -EINVAL;
+	/* conf's first: a DPDAT_EAL option given again wins (the EAL keeps
+	 * the last of most options) */
+	memmove(u->args + c->n_extra_args, u->args, u->n * sizeof(u->args[0]));
+	for (i = 0; i < c->n_extra_args; i++)
+		u->args[i] = (char *)c->extra_args[i];
+	u->n += c->n_extra_args;
+	return 0;
+}
+
+/* The EAL command line, at INFO: what a user would type to reproduce it. */
+static void
+eal_args_log(char **argv, int argc)
+{
+	char line[1024];
+	size_t n = 0;
+
+	for (int i = 0; i < argc && n < sizeof(line) - 1; i++)
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s",
+				      i ? " " : "", argv[i]);
+	EAL_LOG(INFO, "EAL arguments: %s", line);
+}
+
 int
 dpdat_eal_init(const struct dpdat_eal_conf *conf)
 {
@@ -291,6 +382,7 @@ dpdat_eal_init(const struct dpdat_eal_conf *conf)
 	enum dpdat_huge_policy policy = c->huge;
 	unsigned int mb = c->mem_mb ? c->mem_mb : EAL_DEFAULT_MB;
 	char *argv[EAL_MAX_ARGS] = { NULL }, *eal_argv[EAL_MAX_ARGS];
+	struct eal_user user;
 	enum dpdat_mem_mode mode;
 	char why[160];
 	int argc = 0, i, ret;
@@ -305,11 +397,14 @@ dpdat_eal_init(const struct dpdat_eal_conf *conf)
 	if (ret == 0)
 		ret = env_mem_mb(&mb);
 	if (ret == 0)
+		ret = eal_user_args(c, &user);
+	if (ret == 0)
 		ret = choose_mode(policy, mb, &mode, why, sizeof(why));
 	if (ret == 0)
-		ret = build_args(c, mode, mb, argv, &argc);
+		ret = eal_args_build(c, &user, mode, mb, argv, &argc);
 	if (ret < 0)
 		goto out;
+	eal_args_log(argv, argc);
 	memcpy(eal_argv, argv, sizeof(argv));	/* the EAL permutes argv */
 	eal_used = 1;
 	ret = rte_eal_init(argc, eal_argv);
@@ -324,8 +419,14 @@ dpdat_eal_init(const struct dpdat_eal_conf *conf)
 	 * numbers and key generations. Give each its own sequence. */
 	rte_srand(rte_rdtsc() ^ ((uint64_t)getpid() << 32));
 	log_level_from_env();
-	eal_mode = mode;
 	eal_owned = 1;
+	if ((rte_eal_has_hugepages() != 0) != (mode == DPDAT_MEM_MODE_HUGE)) {
+		/* the user's EAL arguments chose the memory */
+		mode = rte_eal_has_hugepages() ? DPDAT_MEM_MODE_HUGE :
+						 DPDAT_MEM_MODE_NOHUGE;
+		snprintf(why, sizeof(why), "as the EAL arguments say");
+	}
+	eal_mode = mode;
 	if (mode == DPDAT_MEM_MODE_HUGE)
 		EAL_LOG(NOTICE, "EAL up in hugepage mode (%s)", why);
 	else

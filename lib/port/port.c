@@ -135,9 +135,16 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
 	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
 		return 0;
 	memif_stale_socket(device);
-	if (strncmp(device, "net_af_xdp", 10) == 0 &&
-	    devarg(device, "iface", iface, sizeof(iface)) != NULL)
-		port_kern_xdp_stale(iface);
+	if (strncmp(device, "net_af_", 7) == 0 &&
+	    devarg(device, "iface", iface, sizeof(iface)) != NULL) {
+		if (if_nametoindex(iface) == 0) {
+			PORT_LOG(ERR, "%s: no interface %s in this network "
+				 "namespace (ip link shows them)", name, iface);
+			return -ENODEV;
+		}
+		if (strncmp(device, "net_af_xdp", 10) == 0)
+			port_kern_xdp_stale(iface);
+	}
 	ret = rte_dev_probe(device);
 	if (ret < 0) {
 		if (strncmp(device, "net_", 4) != 0)

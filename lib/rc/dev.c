@@ -400,6 +400,41 @@ dpdat_dev_progress(struct dpdat_dev *dev)
 	return rc_engine_run(dev);
 }
 
+static bool
+rc_cpu_allowed(unsigned int cpu)
+{
+	cpu_set_t set;
+
+	return cpu < CPU_SETSIZE && sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	       CPU_ISSET(cpu, &set);
+}
+
+/* The engine thread, born on its CPU when one is asked for. */
+static int
+rc_engine_start(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int ret;
+
+	pthread_attr_init(&attr);
+	if (conf->pin_cpu) {
+		CPU_ZERO(&set);
+		CPU_SET(conf->cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	ret = pthread_create(&dev->thread, &attr, rc_engine_thread, dev);
+	pthread_attr_destroy(&attr);
+	if (ret != 0)
+		return ret;
+	dev->thread_started = 1;
+	pthread_setname_np(dev->thread, "dpdat-engine");
+	if (conf->pin_cpu)
+		RC_LOG(INFO, "%s: engine thread on CPU %u", dev->port->name,
+		       conf->cpu);
+	return 0;
+}
+
 struct dpdat_dev *
 dpdat_dev_open(const struct dpdat_dev_conf *conf)
 {
@@ -407,7 +442,8 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 	int ret;
 
 	if (conf == NULL || conf->progress > DPDAT_PROGRESS_INLINE ||
-	    conf->max_qps > (1u << 20)) {
+	    conf->max_qps > (1u << 20) ||
+	    (conf->pin_cpu && !rc_cpu_allowed(conf->cpu))) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -449,11 +485,14 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 	dev->magic = RC_MAGIC_DEV;
 	tel_dev(dev, true);
 	if (dev->progress == DPDAT_PROGRESS_THREAD) {
-		ret = pthread_create(&dev->thread, NULL, rc_engine_thread, dev);
+		ret = rc_engine_start(dev, conf);
 		if (ret != 0)
 			goto err_port;
-		dev->thread_started = 1;
-		pthread_setname_np(dev->thread, "dpdat-engine");
+	} else if (conf->pin_cpu) {
+		RC_LOG(NOTICE, "%s: inline progress: the threads that poll run "
+		       "the engine; pin them to CPU %u (taskset -c %u, or "
+		       "pthread_setaffinity_np)", dev->port->name, conf->cpu,
+		       conf->cpu);
 	}
 	return dev;
 

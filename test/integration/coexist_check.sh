@@ -25,12 +25,14 @@ unreach() {	# ICMP destination unreachable sent by a namespace's kernel
 }
 
 u0=$(unreach "$NS_A")
+# each side polls on a CPU of its own (--cpu pins the polling thread)
 ip netns exec "$NS_A" timeout 40 "$perf" write_bw -D 8 -s 4096 --dev "$dev" \
-	> "$dir/server.log" 2>&1 &
+	--cpu 0 > "$dir/server.log" 2>&1 &
 spid=$!
 sleep 1
+ccpu=$(( $(nproc) > 1 ? 1 : 0 ))
 ip netns exec "$NS_B" timeout 40 "$perf" write_bw -D 8 -s 4096 --dev "$dev" \
-	198.18.0.1 > "$dir/client.log" 2>&1 &
+	--cpu $ccpu 198.18.0.1 > "$dir/client.log" 2>&1 &
 cpid=$!
 # dpdat is streaming once its table header is out
 for i in $(seq 100); do
@@ -39,6 +41,11 @@ for i in $(seq 100); do
 done
 grep -q "#bytes" "$dir/client.log" || { cat "$dir"/*.log; fail "dpdat-perf did not start"; }
 echo "dpdat-perf streaming over $kind; now the kernels talk on the same veth0"
+pinned=$(for p in $(pgrep -x dpdat-perf); do
+	awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$p/status"; done | sort | xargs)
+want=$(printf '%s\n' 0 $ccpu | sort | xargs)
+[ "$pinned" = "$want" ] || fail "--cpu: the pollers run on CPUs '$pinned', not '$want'"
+echo "pollers pinned to CPUs $pinned"
 
 # ARP: both kernels forget each other and must resolve again
 ip -n "$NS_A" neigh flush dev veth0

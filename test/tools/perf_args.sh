@@ -56,6 +56,25 @@ bad "--transport: 'tcp' is not dpdat, udp or verbs" write_bw --transport=tcp
 bad 'unknown option' write_bw --frobnicate
 bad 'missing value' write_bw -s
 bad 'one server address at most' write_bw 127.0.0.1 127.0.0.2
+bad '--cpu 99999: not a CPU' write_bw --cpu 99999
+bad '--cpu x: not a CPU' write_bw --cpu x
+# EAL arguments before --, the tool's after it
+bad 'not a test' -l 0 --
+bad '-s: .0. is not a number' --no-huge -- write_bw -s 0 127.0.0.1
+
+# A PCI device that is not there: the EAL allow-list holds only it (no
+# --no-pci, and no other device of this machine is touched), and the error
+# names the device and what to check.
+timeout 30 "$perf" -a 0000:99:00.0 -- write_bw --dev 0000:99:00.0 \
+	>"$dir/out" 2>"$dir/err"
+rc=$?
+if [ $rc -ne 1 ] ||
+   ! grep -q "cannot probe PCI device '0000:99:00.0'.*vfio-pci.*-a" "$dir/err" ||
+   ! grep -q "^dpdat-perf: device 0000:99:00.0: No such device" "$dir/err"; then
+	fail "missing PCI device: exit $rc: $(grep -v ^EAL "$dir/err" | head -5)"
+else
+	echo "ok: a missing PCI device: $(grep 'cannot probe' "$dir/err")"
+fi
 
 if timeout 10 "$perf" --help | grep -q -- '--transport'; then
 	echo "ok: --help"
