@@ -11,7 +11,13 @@
 #   --lib PATH      the plug-in (default: the installed libdapl-dpdat.so,
 #                   else build/drivers/dat/libdapl-dpdat.so)
 #   --socket PATH   the memif socket of the pair (default /tmp/dpdat-dat.sock)
-#   --mtu N         the port MTU in ia_params (default 4200)
+#   --mtu N         the port MTU in ia_params (default 4200; with --device:
+#                   the interface's)
+#   --device ARGS   one entry, dpdat0, on a real NIC instead of the memif
+#                   pair: net_af_xdp0,iface=eth1, net_af_packet0,iface=eth1
+#                   or a PCI address (its EAL allow-list entry is added)
+#   --ipv4 ADDR     with --device: our address (default: the interface's)
+#   --cpu N         with --device: pin dpdat's engine thread to CPU N
 #
 # install replaces any line whose IA name is dpdat0 or dpdat1 and keeps
 # every other line as it was; the previous file is kept as FILE.bak. The
@@ -23,7 +29,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '9,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '9,21p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -43,7 +49,10 @@ case $cmd in install|remove|show) ;; -h|--help) usage ;;
 conf=/etc/dat.conf
 lib=
 sock=/tmp/dpdat-dat.sock
-mtu=4200
+mtu=
+device=
+ipv4=
+cpu=
 while [ $# -gt 0 ]; do
 	[ $# -ge 2 ] || die 2 "$1 needs a value"
 	case $1 in
@@ -51,6 +60,9 @@ while [ $# -gt 0 ]; do
 	--lib) lib=$2 ;;
 	--socket) sock=$2 ;;
 	--mtu) mtu=$2 ;;
+	--device) device=$2 ;;
+	--ipv4) ipv4=$2 ;;
+	--cpu) cpu=$2 ;;
 	*) die 2 "unknown option '$1'" ;;
 	esac
 	shift 2
@@ -125,12 +137,40 @@ install)
 	fi
 	[ -f "$lib" ] && [ -r "$lib" ] || die 2 "--lib $lib: no such readable file"
 	case $lib in /*) ;; *) lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib") ;; esac
-	case $mtu in ''|*[!0-9]*) die 2 "--mtu $mtu: not a number" ;; esac
-	[ "$mtu" -ge 576 ] && [ "$mtu" -le 9600 ] || die 2 "--mtu $mtu: out of 576..9600"
+	[ -n "$mtu" ] || [ -n "$device" ] || mtu=4200
+	if [ -n "$mtu" ]; then
+		case $mtu in *[!0-9]*) die 2 "--mtu $mtu: not a number" ;; esac
+		[ "$mtu" -ge 576 ] && [ "$mtu" -le 9600 ] || die 2 "--mtu $mtu: out of 576..9600"
+	fi
+	[ -z "$device" ] && { [ -n "$ipv4" ] || [ -n "$cpu" ]; } &&
+		die 2 "--ipv4 and --cpu go with --device (the memif pair has its own addresses)"
+	if [ -n "$ipv4" ] && [ "$ipv4" != auto ]; then
+		echo "$ipv4" | grep -Eq '^([0-9]{1,3}\.){3}[0-9]{1,3}$' ||
+			die 2 "--ipv4 $ipv4: not a dotted IPv4 address (or auto)"
+	fi
+	case $cpu in *[!0-9]*) die 2 "--cpu $cpu: not a CPU number" ;; esac
+	case "$device" in *[[:space:]\"\;]*) die 2 "--device: no spaces, quotes or semicolons in device arguments" ;; esac
 	case "$lib" in *[[:space:]\"]*) die 2 "--lib: a path with spaces or quotes cannot go into dat.conf" ;; esac
 	case "$sock" in *[[:space:]\",]*) die 2 "--socket: a path with spaces, quotes or commas cannot go into the device arguments" ;; esac
 	old=$(ours | wc -l)
 	scratch
+	if [ -n "$device" ]; then
+		params="device=$device"
+		[ -n "$ipv4" ] && params="$params ipv4=$ipv4"
+		[ -n "$mtu" ] && params="$params mtu=$mtu"
+		[ -n "$cpu" ] && params="$params cpu=$cpu"
+		# a PCI address (not a net_ virtual device) joins the EAL's
+		# allow-list
+		case $device in net_*) ;; *) params="$params eal=-a${device%%,*}" ;; esac
+		{
+			others || exit 1
+			printf 'dpdat0 u2.0 nonthreadsafe default %s dpdat.0.1 "%s" ""\n' \
+				"$lib" "$params"
+		} >"$tmp" || die 1 "cannot read $conf"
+		replace
+		echo "dat-conf: $conf: dpdat0 on $device (address ${ipv4:-auto}) -> $lib$([ "$old" -gt 0 ] && echo " ($old old entries replaced)")"
+		exit 0
+	fi
 	{
 		others || exit 1
 		for e in "0 server 198.18.0.1" "1 client 198.18.0.2"; do

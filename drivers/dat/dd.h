@@ -90,8 +90,10 @@ struct dd_obj *dd_obj_any(DAT_HANDLE h);
 
 struct dd_ia_conf {
 	char device[256];		/* DPDK device arguments */
-	char ipv4[16];
-	unsigned int mtu;
+	char ipv4[16];			/* "auto": the interface's */
+	unsigned int mtu;		/* 0: the port's default */
+	char eal[512];			/* EAL arguments, ';' between them */
+	int cpu;			/* engine thread's CPU, or -1 */
 	char role[8];			/* memif role, "server" or "client" */
 };
 

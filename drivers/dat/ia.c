@@ -9,7 +9,11 @@
  * the library is linked -z nodelete for the same reason).
  *
  * ia_params (dat.conf) are space-separated key=value words:
- *   device=<DPDK device arguments>  ipv4=<address>  [mtu=<bytes>]
+ *   device=<DPDK device arguments>  [ipv4=<address>|auto]  [mtu=<bytes>]
+ *   [cpu=<engine thread's CPU>]  [eal=<EAL argument>;<EAL argument>...]
+ * ipv4 defaults to auto: the interface's own address on a port beside the
+ * kernel (af_xdp, af_packet, a PCI NIC with a netdev); memif and ring ports
+ * need one. mtu defaults to the port's (1500, or the interface's).
  * The environment variable DPDAT_DAT_PARAMS, when set, replaces them for
  * every IA the process opens: two processes that open the same IA name
  * (dtest) can so take the two sides of a memif pair.
@@ -43,23 +47,50 @@ static bool eal_up;
 static int
 parse_params(const char *params, struct dd_ia_conf *c)
 {
-	char buf[1024], *save = NULL, *w;
+	char buf[1024], *save = NULL, *w, *end;
 
 	memset(c, 0, sizeof(*c));
-	c->mtu = 1500;
+	c->cpu = -1;
 	snprintf(buf, sizeof(buf), "%s", params);
 	for (w = strtok_r(buf, " \t\"", &save); w != NULL;
 	     w = strtok_r(NULL, " \t\"", &save)) {
-		if (strncmp(w, "device=", 7) == 0)
+		if (strncmp(w, "device=", 7) == 0) {
 			snprintf(c->device, sizeof(c->device), "%s", w + 7);
-		else if (strncmp(w, "ipv4=", 5) == 0)
+		} else if (strncmp(w, "ipv4=", 5) == 0) {
 			snprintf(c->ipv4, sizeof(c->ipv4), "%s", w + 5);
-		else if (strncmp(w, "mtu=", 4) == 0)
-			c->mtu = (unsigned int)strtoul(w + 4, NULL, 0);
-		else
+		} else if (strncmp(w, "mtu=", 4) == 0) {
+			c->mtu = (unsigned int)strtoul(w + 4, &end, 0);
+			if (*end != '\0' || c->mtu > 9600)
+				return -1;
+		} else if (strncmp(w, "eal=", 4) == 0) {
+			snprintf(c->eal, sizeof(c->eal), "%s", w + 4);
+		} else if (strncmp(w, "cpu=", 4) == 0) {
+			c->cpu = (int)strtol(w + 4, &end, 10);
+			if (*end != '\0' || end == w + 4 || c->cpu < 0)
+				return -1;
+		} else {
 			return -1;
+		}
 	}
-	return c->device[0] != '\0' && c->ipv4[0] != '\0' ? 0 : -1;
+	/* beside the kernel the interface's address; elsewhere the port
+	 * says that it needs one */
+	if (c->ipv4[0] == '\0')
+		snprintf(c->ipv4, sizeof(c->ipv4), "auto");
+	return c->device[0] != '\0' ? 0 : -1;
+}
+
+/* eal=-l1;-a0000:3b:00.0 as EAL arguments (the first IA of the process
+ * brings the EAL up: its eal= counts). */
+static unsigned int
+eal_words(char *eal, const char **args, unsigned int max)
+{
+	char *save = NULL, *w;
+	unsigned int n = 0;
+
+	for (w = strtok_r(eal, ";", &save); w != NULL && n < max;
+	     w = strtok_r(NULL, ";", &save))
+		args[n++] = w;
+	return n;
 }
 
 /* The device of an IA name, opened on first use. Takes devs_lock. */
@@ -71,6 +102,8 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 				     .max_qps = DD_MAX_EP + 16 };
 	struct dd_devref *r = NULL;
 	struct dpdat_dev *dev = NULL;
+	const char *eal_args[32];
+	char eal[sizeof(conf->eal)];
 	unsigned int i;
 
 	pthread_mutex_lock(&devs_lock);
@@ -86,16 +119,25 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 	if (r == NULL)
 		goto out;
 	if (!eal_up) {
+		snprintf(eal, sizeof(eal), "%s", conf->eal);
+		ec.extra_args = eal_args;
+		ec.n_extra_args = eal_words(eal, eal_args, RTE_DIM(eal_args));
 		if (dpdat_eal_init(&ec) < 0) {
 			fprintf(stderr, "dpdat DAT: EAL: %s\n",
 				rte_strerror(rte_errno));
 			goto out;
 		}
 		eal_up = true;
+	} else if (conf->eal[0] != '\0') {
+		fprintf(stderr, "dpdat DAT: %s: eal= ignored: the EAL is up "
+			"already (the process's first IA brought it up)\n",
+			name);
 	}
 	dc.port.device = conf->device;
 	dc.port.ipv4 = conf->ipv4;
 	dc.port.mtu = (uint16_t)conf->mtu;
+	dc.pin_cpu = conf->cpu >= 0;
+	dc.cpu = conf->cpu >= 0 ? (unsigned int)conf->cpu : 0;
 	dc.port.link_wait_s = 0;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL) {
@@ -155,6 +197,7 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 {
 	const DAT_PROVIDER *prov;
 	struct sockaddr_in *sin;
+	struct dpdat_port_info pi;
 	struct dd_ia_conf conf;
 	char params[1024];
 	const char *env = getenv("DPDAT_DAT_PARAMS");
@@ -173,7 +216,8 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 		return DAT_PROVIDER_NOT_FOUND;
 	if (parse_params(env != NULL ? env : params, &conf) != 0) {
 		fprintf(stderr, "dpdat DAT: %s: bad ia_params \"%s\" (want "
-			"device=<devargs> ipv4=<address> [mtu=<n>])\n", name,
+			"device=<devargs> [ipv4=<address>|auto] [mtu=<n>] "
+			"[cpu=<n>] [eal=<arg>;<arg>...])\n", name,
 			env != NULL ? env : params);
 		return DD_BAD_PARAM(DAT_INVALID_ARG1);
 	}
@@ -188,16 +232,20 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	snprintf(ia->name, sizeof(ia->name), "%s", name);
 	sin = (struct sockaddr_in *)&ia->addr;
 	sin->sin_family = AF_INET;
-	if (inet_pton(AF_INET, conf.ipv4, &sin->sin_addr) != 1) {
+	if (strcmp(conf.ipv4, "auto") != 0 &&
+	    inet_pton(AF_INET, conf.ipv4, &sin->sin_addr) != 1) {
 		ret = DD_BAD_PARAM(DAT_INVALID_ARG1);
 		goto err_obj;
 	}
-	ia->ipv4 = sin->sin_addr.s_addr;
 	ia->dev = dev_get(name, &conf);
 	if (ia->dev == NULL) {
 		ret = DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_DEVICE;
 		goto err_obj;
 	}
+	/* the port's address: the interface's own with ipv4=auto */
+	dpdat_port_query(dpdat_dev_port(ia->dev), &pi);
+	sin->sin_addr.s_addr = pi.ipv4;
+	ia->ipv4 = pi.ipv4;
 	fill_specific(ia);
 	if (*async_evd == DAT_EVD_ASYNC_EXISTS) {
 		ia->async_evd = NULL;

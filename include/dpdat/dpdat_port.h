@@ -70,6 +70,11 @@ struct dpdat_port_stats {
 	uint64_t capture_lost;		/**< frames the capture could not copy */
 	/** memif bursts cut short: the peer's memory went away under them */
 	uint64_t peer_unmapped;
+	/** The device's own counts (rte_eth_stats): frames it dropped on
+	 *  receive for want of room (af_packet's and af_xdp's socket rings
+	 *  full, a NIC's queue), receive errors, transmit errors, receive
+	 *  mbuf allocation failures. Losses dpdat never sees. */
+	uint64_t dev_imissed, dev_ierrors, dev_oerrors, dev_rx_nombuf;
 };
 
 /** One entry of the ARP neighbour table (dpdat_port_neighbours()). */

@@ -585,11 +585,19 @@ dpdat_port_query(const struct dpdat_port *p, struct dpdat_port_info *info)
 int
 dpdat_port_stats(const struct dpdat_port *p, struct dpdat_port_stats *st)
 {
+	struct rte_eth_stats es;
+
 	if (p == NULL || p->magic != PORT_MAGIC)
 		return -EBADF;
 	if (st == NULL)
 		return -EINVAL;
 	*st = p->st;
+	if (rte_eth_stats_get(p->port_id, &es) == 0) {
+		st->dev_imissed = es.imissed;
+		st->dev_ierrors = es.ierrors;
+		st->dev_oerrors = es.oerrors;
+		st->dev_rx_nombuf = es.rx_nombuf;
+	}
 	return 0;
 }
 

@@ -137,6 +137,19 @@ rc_zc_abandon(struct rc_swqe *w)
 /* The payload [off, off + n) of w as an attached mbuf followed by a trailer
  * holding pad zeros, or NULL when it must be copied instead (several SGEs,
  * memory that is not DPDK's own or whose IOVA is not contiguous). */
+/* The IOVA of a byte of DPDK memory from its memseg. Not
+ * rte_mem_virt2iova(): in PA mode it reads /proc/self/pagemap (an open,
+ * a seek, a read and a close: four system calls a packet). */
+static rte_iova_t
+zc_iova(const void *va)
+{
+	const struct rte_memseg *ms = rte_mem_virt2memseg(va, NULL);
+
+	if (ms == NULL || ms->iova == RTE_BAD_IOVA)
+		return RTE_BAD_IOVA;
+	return ms->iova + ((uintptr_t)va - ms->addr_64);
+}
+
 struct rte_mbuf *
 rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t off,
 	      uint32_t n, unsigned int pad)
@@ -161,10 +174,9 @@ rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t off,
 	if (x.iova == UINT64_MAX) {
 		/* the region is not IOVA-contiguous (hugepages in PA mode):
 		 * this packet's bytes may still be */
-		x.iova = rte_mem_virt2iova(x.addr);
+		x.iova = zc_iova(x.addr);
 		if (x.iova == RTE_BAD_IOVA ||
-		    rte_mem_virt2iova((uint8_t *)x.addr + n - 1) !=
-		    x.iova + n - 1)
+		    zc_iova((uint8_t *)x.addr + n - 1) != x.iova + n - 1)
 			return NULL;
 	}
 	m = rte_pktmbuf_alloc(pool);

@@ -18,6 +18,10 @@
 #   dtestcm           dtestcm, 1000 connections (its default)
 #   dtestsrq          dtestsrq: its default run, then 8 EPs on one SRQ with
 #                     bursts of 4 three-packet messages
+# DPDAT_NETNS=af_xdp|af_packet: between two hosts instead, the server in
+# namespace A (198.18.0.1), the client in namespace B (198.18.0.2), joined by
+# a veth pair, both IAs on veth0 with the interface's address; dtest's and
+# dtestcm's TCP side channel crosses the same veth, through the kernel.
 set -u
 build=$(cd "$1" && pwd)
 case=$2
@@ -29,12 +33,40 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-sed "s|/tmp/dpdat-dat.sock|$sock|g" "$build/dat.conf" >"$tmp/dat.conf"
 export DAT_OVERRIDE=$tmp/dat.conf
 server_ip=198.18.0.1
-# dtest's two processes open the same IA name; the client takes the other
-# side of the pair through the documented override
-client_params="device=net_memif0,role=client,socket=$sock ipv4=198.18.0.2 mtu=4200"
+SRV=() CLI=()
+if [ -n "${DPDAT_NETNS:-}" ]; then
+	. "$(dirname "$0")/../integration/netns.sh"
+	dev=$(netns_dev "$DPDAT_NETNS") || exit 1
+	netns_up 1500
+	trap 'cleanup; netns_down' EXIT
+	SRV=(ip netns exec "$NS_A") CLI=(ip netns exec "$NS_B")
+	lib=$(awk '$1 == "dpdat0" { print $5 }' "$build/dat.conf")
+	for ia in dpdat0 dpdat1; do
+		printf '%s u2.0 nonthreadsafe default %s dpdat.0.1 "device=%s" ""\n' \
+			"$ia" "$lib" "$dev"
+	done >"$tmp/dat.conf"
+	side=$server_ip
+	client_params=
+	echo "conformance $case: between namespaces over $DPDAT_NETNS ($dev)"
+else
+	sed "s|/tmp/dpdat-dat.sock|$sock|g" "$build/dat.conf" >"$tmp/dat.conf"
+	side=127.0.0.1
+	# dtest's two processes open the same IA name; the client takes the
+	# other side of the pair through the documented override
+	client_params="device=net_memif0,role=client,socket=$sock ipv4=198.18.0.2 mtu=4200"
+fi
+
+# A client program: in namespace B between hosts; with the override of
+# the IA's parameters on one host.
+client() {
+	if [ -n "$client_params" ]; then
+		DPDAT_DAT_PARAMS=$client_params "${CLI[@]}" "$@"
+	else
+		"${CLI[@]}" "$@"
+	fi
+}
 
 fail() {
 	echo "conformance $case: FAILED: $*"
@@ -73,7 +105,7 @@ server_ready() {
 		case $1 in
 		dapltest) grep -q 'Service Point Ready' "$tmp/server.log" &&
 				return 0 ;;
-		dtest|dtestcm) ss -ltn 2>/dev/null | grep -q ':15828 ' &&
+		dtest|dtestcm) "${SRV[@]}" ss -ltn 2>/dev/null | grep -q ':15828 ' &&
 				return 0 ;;
 		*) sleep 1; return 0 ;;
 		esac
@@ -83,14 +115,15 @@ server_ready() {
 }
 
 start_server() {	# command...: in the background, logged
-	timeout 300 "$@" >"$tmp/server.log" 2>&1 &
+	"${SRV[@]}" timeout 300 "$@" >"$tmp/server.log" 2>&1 &
 	srv_pid=$!
 	server_ready "$1" || fail "the server did not start"
 }
 
 # dapltest servers stop on a quit request from a client
 stop_dapltest_server() {
-	timeout 60 dapltest -T Q -s $server_ip -D dpdat1 >"$tmp/quit.log" 2>&1
+	"${CLI[@]}" timeout 60 dapltest -T Q -s $server_ip -D dpdat1 \
+		>"$tmp/quit.log" 2>&1
 	local i
 	for i in $(seq 100); do
 		kill -0 "$srv_pid" 2>/dev/null || break
@@ -136,7 +169,7 @@ fft-endpoint|fft-pz|fft-mem)
 	;;
 fft-hwconn|fft-connmgt)
 	start_server dapltest -T S -D dpdat0
-	timeout 120 dapltest -T F -s $server_ip -D dpdat1 -f "${case#fft-}" \
+	"${CLI[@]}" timeout 120 dapltest -T F -s $server_ip -D dpdat1 -f "${case#fft-}" \
 		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
 	stop_dapltest_server
 	fft_verdict "$tmp/client.log"
@@ -148,8 +181,8 @@ limit)
 	;;
 dtest)
 	start_server dtest -P dpdat0 -s
-	DPDAT_DAT_PARAMS=$client_params timeout 240 dtest -P dpdat0 \
-		-h 127.0.0.1 >"$tmp/client.log" 2>&1 ||
+	client timeout 240 dtest -P dpdat0 \
+		-h $side >"$tmp/client.log" 2>&1 ||
 		fail "dtest client exit status $?"
 	wait "$srv_pid" || fail "dtest server exit status $?"
 	srv_pid=
@@ -169,7 +202,7 @@ trans-sr|trans-rw|trans-rr|trans-mix)
 	esac
 	start_server dapltest -T S -D dpdat0
 	# shellcheck disable=SC2086
-	timeout 240 dapltest -T T -s $server_ip -D dpdat1 -i 100 -t 4 -w 8 \
+	"${CLI[@]}" timeout 240 dapltest -T T -s $server_ip -D dpdat1 -i 100 -t 4 -w 8 \
 		-V $ops >"$tmp/client.log" 2>&1 ||
 		fail "dapltest exit status $?"
 	stop_dapltest_server
@@ -182,7 +215,7 @@ trans-sr|trans-rw|trans-rr|trans-mix)
 perf-rw|perf-rr)
 	op=$(echo "${case#perf-}" | tr a-z A-Z)
 	start_server dapltest -T S -D dpdat0
-	timeout 240 dapltest -T P -s $server_ip -D dpdat1 -i 2000 "$op" 4096 2 \
+	"${CLI[@]}" timeout 240 dapltest -T P -s $server_ip -D dpdat1 -i 2000 "$op" 4096 2 \
 		>"$tmp/client.log" 2>&1 || fail "dapltest exit status $?"
 	stop_dapltest_server
 	no_problems
@@ -191,8 +224,8 @@ perf-rw|perf-rr)
 	;;
 dtestcm)
 	start_server dtestcm -P dpdat0 -s -c 1000
-	DPDAT_DAT_PARAMS=$client_params timeout 240 dtestcm -P dpdat0 \
-		-h 127.0.0.1 -c 1000 >"$tmp/client.log" 2>&1 ||
+	client timeout 240 dtestcm -P dpdat0 \
+		-h $side -c 1000 >"$tmp/client.log" 2>&1 ||
 		fail "dtestcm client exit status $?"
 	wait "$srv_pid" || fail "dtestcm server exit status $?"
 	srv_pid=
@@ -208,7 +241,7 @@ dtestsrq)
 		# shellcheck disable=SC2086
 		start_server dtestsrq -P dpdat0 -s $args
 		# shellcheck disable=SC2086
-		DPDAT_DAT_PARAMS=$client_params timeout 120 dtestsrq \
+		client timeout 120 dtestsrq \
 			-P dpdat0 -h $server_ip $args >"$tmp/client.log" 2>&1 ||
 			fail "dtestsrq $args: client exit status $?"
 		wait "$srv_pid" || fail "dtestsrq $args: server exit status $?"

@@ -99,10 +99,10 @@ netns_up() {
 	exit 1
 }
 
-netns_dev() {
+netns_dev() {	# NETNS_DEVARGS=",key=value..." is appended
 	case $1 in
-	af_xdp) echo "net_af_xdp0,iface=veth0" ;;
-	af_packet) echo "net_af_packet0,iface=veth0" ;;
+	af_xdp) echo "net_af_xdp0,iface=veth0${NETNS_DEVARGS:-}" ;;
+	af_packet) echo "net_af_packet0,iface=veth0${NETNS_DEVARGS:-}" ;;
 	*) echo "netns: unknown link kind '$1'" >&2; return 1 ;;
 	esac
 }

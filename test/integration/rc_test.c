@@ -620,11 +620,15 @@ print_stats(void)
 	}
 	if (dev != NULL && dpdat_port_stats(dpdat_dev_port(dev), &ps) == 0)
 		printf("%s port: rx %lu tx %lu roce %lu drops %lu/%lu/%lu "
-		       "faults drop %lu dup %lu reorder %lu corrupt %lu\n",
+		       "faults drop %lu dup %lu reorder %lu corrupt %lu; "
+		       "device missed %lu errors %lu/%lu\n",
 		       o.server ? "server" : "client", ps.rx_pkts, ps.tx_pkts,
 		       ps.rx_roce, ps.drop_not_ours, ps.drop_malformed,
 		       ps.drop_tx_full, ps.fault_drop, ps.fault_dup,
-		       ps.fault_reorder, ps.fault_corrupt);
+		       ps.fault_reorder, ps.fault_corrupt,
+		       (unsigned long)ps.dev_imissed,
+		       (unsigned long)ps.dev_ierrors,
+		       (unsigned long)ps.dev_oerrors);
 	fflush(stdout);
 }
 
