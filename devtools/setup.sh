@@ -17,7 +17,8 @@ PACKAGES=(
 	libcunit1-dev libisal-dev zlib1g-dev
 	libdapl-dev dapl2-utils
 	clang llvm libclang-rt-14-dev
-	iproute2 procps
+	libmnl-dev libbpf-dev linux-libc-dev
+	iproute2 procps iputils-ping iperf3
 	tshark python3-scapy
 	libibverbs-dev librdmacm-dev
 	sockperf gnuplot-nox

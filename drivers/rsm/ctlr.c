@@ -154,6 +154,10 @@ ctlr_open(struct rsm_ctlr *c)
 	dc.port.device = dev;
 	dc.port.ipv4 = ip;
 	dc.port.link_wait_s = strstr(dev, "role=client") != NULL ? 20 : 0;
+	if (getenv("DPDAT_RSM_CPU") != NULL) {
+		dc.pin_cpu = true;
+		dc.cpu = (unsigned int)env_size("DPDAT_RSM_CPU", 0);
+	}
 	c->dev = dpdat_dev_open(&dc);
 	if (c->dev == NULL) {
 		RSM_LOG(ERR, "device %s: %s", dev, rte_strerror(rte_errno));
