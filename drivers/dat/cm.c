@@ -409,7 +409,7 @@ dd_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
 	memcpy(&in, addr, sizeof(in));	/* the consumer's may be unaligned */
 	if (in.sin_family != AF_INET)
 		return DD_BAD_PARAM(DAT_INVALID_ARG2);
-	if (plen < 0 || plen > DPDAT_CM_REQ_PDATA_MAX ||
+	if (plen < 0 || plen > DD_MAX_PDATA ||
 	    (plen > 0 && pdata == NULL))
 		return DD_BAD_PARAM(DAT_INVALID_ARG5);
 	if (qos != DAT_QOS_BEST_EFFORT)

@@ -51,7 +51,8 @@
 #define DD_MAX_IOV		16
 #define DD_MAX_RDMA_SIZE	(64u << 20)
 #define DD_MAX_RDMA_READ_IN	16
-#define DD_MAX_PDATA		DPDAT_CM_REQ_PDATA_MAX	/* the smallest */
+#define DD_MAX_PDATA		DPDAT_CM_REQ_PDATA_MAX_IP /* the smallest: a REQ
+						 * to an IP CM port */
 #define DD_MAX_SRQ		256	/* per process (srq.c table) */
 #define DD_MAX_SRQ_DTOS		16384	/* per SRQ */
 #define DD_IA_ADDRESS_PORT	0

@@ -25,6 +25,11 @@ extern "C" {
 #endif
 
 #define DPDAT_CM_REQ_PDATA_MAX	92	/**< private data in a REQ */
+/** ... in a REQ to a conn_qual of at most 0xffff: the IP CM's port space,
+ *  where rdma_cm peers listen, and whose REQs begin with rdma_cm's 36-byte
+ *  IP header (version, IP version, source port, addresses); the consumer's
+ *  private data follows it. */
+#define DPDAT_CM_REQ_PDATA_MAX_IP	56
 #define DPDAT_CM_REP_PDATA_MAX	196	/**< ... in a REP */
 #define DPDAT_CM_REJ_PDATA_MAX	148	/**< ... in a REJ */
 #define DPDAT_CM_DREQ_PDATA_MAX	220	/**< ... in a DREQ */
@@ -107,8 +112,15 @@ dpdat_cm_listen_free(struct dpdat_cm_listener *l);
  * Connect qp (created, not connected) to the service conn_qual of the host
  * at ipv4 (network order). Events for the connection go to eq.
  *
+ * A conn_qual of at most 0xffff is a port of the IP CM's TCP port space
+ * (service ID 0x0000000001060000 | conn_qual), where rdma_cm peers listen:
+ * the REQ then begins with rdma_cm's IP header and takes at most
+ * DPDAT_CM_REQ_PDATA_MAX_IP bytes of private data; a listener on such a
+ * conn_qual takes only REQs with that header and hands on what follows it.
+ *
  * @return The connection, or NULL with rte_errno: EBADF, EINVAL (private
- *   data longer than DPDAT_CM_REQ_PDATA_MAX, QP already connected), ENOMEM.
+ *   data longer than DPDAT_CM_REQ_PDATA_MAX, or DPDAT_CM_REQ_PDATA_MAX_IP
+ *   for a conn_qual of at most 0xffff; QP already connected), ENOMEM.
  */
 struct dpdat_cm_conn *
 dpdat_cm_connect(struct dpdat_qp *qp, uint32_t ipv4, uint64_t conn_qual,

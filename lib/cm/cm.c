@@ -12,6 +12,7 @@
  */
 
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,7 +381,16 @@ send_req(struct dpdat_cm_conn *c)
 	p[REQ_HOPLIMIT] = 64;
 	p[REQ_SL] = 0x08;			/* subnet local */
 	p[REQ_ACKTO] = 14 << 3;
-	memcpy(p + REQ_PDATA, c->pdata, RTE_MIN(c->plen, REQ_PDATA_LEN));
+	if (cm_ip_service(c->service_id)) {
+		/* rdma_cm's header, then the consumer's bytes; the source
+		 * port stands for our end as a TCP port would */
+		cm_ip_hdr_put(p + REQ_PDATA, port->ip, c->peer_ip,
+			      (uint16_t)(0x8000 | (c->local_id & 0x7fff)));
+		memcpy(p + REQ_PDATA + CM_IP_HDR_LEN, c->pdata,
+		       RTE_MIN(c->plen, REQ_PDATA_LEN - CM_IP_HDR_LEN));
+	} else {
+		memcpy(p + REQ_PDATA, c->pdata, RTE_MIN(c->plen, REQ_PDATA_LEN));
+	}
 	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
 }
 
@@ -642,6 +652,7 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 	const uint64_t sid = cm_get64(p, REQ_SERVICE_ID);
 	struct dpdat_cm_listener *l;
 	struct dpdat_cm_conn *c;
+	unsigned int pd_off = 0;	/* the consumer's private data */
 
 	TAILQ_FOREACH(c, &cm->conns, next)
 		if (!c->active && c->remote_id == rid && c->peer_ip == ip) {
@@ -662,6 +673,22 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 		send_rej(cm, 0, rid, tid, 0, DPDAT_CM_REJ_INVALID_SERVICE,
 			 NULL, 0, ip, mac);
 		return;
+	}
+	/* an IP CM service: rdma_cm's header first, a version-0 IPv4 one
+	 * from the sender of the frame; rdma_cm refuses what is not */
+	if (cm_ip_service(sid)) {
+		uint32_t hsrc, hdst;
+		uint16_t hport;
+
+		if (cm_ip_hdr_get(p + REQ_PDATA, &hsrc, &hdst, &hport) != 0 ||
+		    hsrc != ip) {
+			RC_LOG(INFO, "REQ for service 0x%" PRIx64 " without a "
+			       "valid IP CM header: rejected", sid);
+			send_rej(cm, 0, rid, tid, 0, DPDAT_CM_REJ_CONSUMER,
+				 NULL, 0, ip, mac);
+			return;
+		}
+		pd_off = CM_IP_HDR_LEN;
 	}
 	/* a flood of requests must not grow without bound */
 	{
@@ -695,8 +722,8 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 	c->remote.timeout = p[REQ_ACKTO] >> 3;
 	c->remote.ipv4 = ip;
 	c->remote.mac = *mac;
-	if (!post_event(l->eq, DPDAT_CM_CONNECT_REQUEST, c, l, p + REQ_PDATA,
-			REQ_PDATA_LEN, 0)) {
+	if (!post_event(l->eq, DPDAT_CM_CONNECT_REQUEST, c, l, p + REQ_PDATA +
+			pd_off, REQ_PDATA_LEN - pd_off, 0)) {
 		/* nobody will see it: no resources, say so, forget it */
 		send_rej(cm, c->local_id, rid, tid, 0, DPDAT_CM_REJ_NO_RESOURCES,
 			 NULL, 0, ip, mac);
@@ -952,7 +979,8 @@ dpdat_cm_connect(struct dpdat_qp *qp, uint32_t ipv4, uint64_t conn_qual,
 		rte_errno = EBADF;
 		return NULL;
 	}
-	if (plen > DPDAT_CM_REQ_PDATA_MAX || (plen && pdata == NULL) ||
+	if (plen > (conn_qual <= 0xffff ? DPDAT_CM_REQ_PDATA_MAX_IP :
+		    DPDAT_CM_REQ_PDATA_MAX) || (plen && pdata == NULL) ||
 	    qp->state != DPDAT_QPS_INIT) {
 		rte_errno = EINVAL;
 		return NULL;

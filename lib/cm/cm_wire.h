@@ -142,4 +142,56 @@ cm_mtu_dec(uint8_t e)
 	return e >= 1 && e <= 5 ? (uint16_t)(256u << (e - 1)) : 0;
 }
 
+/* The IP CM service (IBTA vol. 1, annex A11), as rdma_cm writes and
+ * expects it: a REQ to a service ID of an IP port space (RDMA_PS_TCP
+ * 0x0106, RDMA_PS_IB 0x013F: 0x0000000001PP0000 | port) starts its private
+ * data with a 36-byte header: version 0, IP version in the high nibble,
+ * the source port, then source and destination address in 16 bytes each
+ * (IPv4 in the last 4, after 12 zero bytes). The consumer's private data
+ * follows it. */
+#define CM_IP_HDR_LEN		36
+#define CM_IP_VERSION		0x00
+#define CM_IP_HDR_SRC		4
+#define CM_IP_HDR_DST		20
+#define CM_PS_TCP		0x0106
+#define CM_PS_IB		0x013f
+
+/* Is sid a service ID of the IP CM (whose REQs carry the header)? */
+static inline int
+cm_ip_service(uint64_t sid)
+{
+	uint64_t ps = sid >> 16;
+
+	return ps == CM_PS_TCP || ps == CM_PS_IB;
+}
+
+static inline void
+cm_ip_hdr_put(uint8_t *p, uint32_t src, uint32_t dst, uint16_t src_port)
+{
+	uint16_t port = rte_cpu_to_be_16(src_port);
+
+	memset(p, 0, CM_IP_HDR_LEN);
+	p[0] = CM_IP_VERSION;
+	p[1] = 4 << 4;
+	memcpy(p + 2, &port, 2);
+	memcpy(p + CM_IP_HDR_SRC + 12, &src, 4);	/* network order */
+	memcpy(p + CM_IP_HDR_DST + 12, &dst, 4);
+}
+
+/* 0, or -1 when the header is not a version-0 IPv4 one. */
+static inline int
+cm_ip_hdr_get(const uint8_t *p, uint32_t *src, uint32_t *dst,
+	      uint16_t *src_port)
+{
+	uint16_t port;
+
+	if (p[0] != CM_IP_VERSION || (p[1] >> 4) != 4)
+		return -1;
+	memcpy(&port, p + 2, 2);
+	*src_port = rte_be_to_cpu_16(port);
+	memcpy(src, p + CM_IP_HDR_SRC + 12, 4);
+	memcpy(dst, p + CM_IP_HDR_DST + 12, 4);
+	return 0;
+}
+
 #endif /* DPDAT_CM_WIRE_H */

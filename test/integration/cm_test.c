@@ -15,6 +15,8 @@
 #include <arpa/inet.h>
 #include <signal.h>
 #include <string.h>
+
+#include <rte_errno.h>
 #include <unistd.h>
 
 #include <rte_mempool.h>
@@ -36,7 +38,8 @@ static uint8_t *mem;
 static uint32_t key;
 static const char *mode;
 
-static const uint8_t req_pd[DPDAT_CM_REQ_PDATA_MAX] = "request private data\0with a NUL inside";
+static const uint8_t big_pd[DPDAT_CM_REQ_PDATA_MAX];
+static const uint8_t req_pd[DPDAT_CM_REQ_PDATA_MAX_IP] = "request private data\0with a NUL inside";
 static const uint8_t rep_pd[] = "reply private data from the server";
 static const uint8_t rej_pd[] = "not today";
 
@@ -186,6 +189,12 @@ connect_once(struct dpdat_qp *qp, uint64_t service, int want_ok)
 	uint32_t ip;
 
 	inet_pton(AF_INET, "198.18.0.1", &ip);
+	/* an IP CM port: rdma_cm's header takes 36 of the REQ's 92 bytes */
+	if (service <= 0xffff &&
+	    (dpdat_cm_connect(qp, ip, service, big_pd,
+			      DPDAT_CM_REQ_PDATA_MAX_IP + 1, eq) != NULL ||
+	     rte_errno != EINVAL))
+		H_FAIL("cm_connect with 57 bytes to an IP CM port: not EINVAL");
 	c = dpdat_cm_connect(qp, ip, service, req_pd, sizeof(req_pd), eq);
 	if (c == NULL)
 		H_FAIL("cm_connect");

@@ -5,10 +5,12 @@
 # Capture a connect to a service nobody listens on (REJ) and a connect,
 # accept, disconnect; tshark must decode the CM MADs as InfiniBand CM
 # (REQ, REJ, REP, RTU, DREQ, DREP) with no malformed packet, and the ICRC of
-# every frame must verify independently.
+# every frame must verify independently; every REQ to an IP CM service must
+# carry rdma_cm's IP header, checked independently (cm_iphdr_check.py).
 # Usage: cm_capture_check.sh <run2.sh> <cm_test> <icrc_check.py>
+#        <cm_iphdr_check.py>
 set -u
-run2=$1; cm_test=$2; check=$3
+run2=$1; cm_test=$2; check=$3; iphdr=$4
 dir=$(mktemp -d /tmp/dpdat-cmcap-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 DPDAT_PCAP="$dir/cap-%p.pcapng" "$run2" 60 "$cm_test" nolistener || exit 1
@@ -25,4 +27,6 @@ for f in "$dir"/cap-*.pcapng; do
 	[ "$bad" -eq 0 ] || status=1
 done
 /usr/bin/python3 "$check" "$dir"/cap-*.pcapng || status=1
+/usr/bin/python3 "$iphdr" --pdata "request private data" "$dir"/cap-*.pcapng ||
+	status=1
 exit $status

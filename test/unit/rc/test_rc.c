@@ -14,6 +14,7 @@
 #include <CUnit/Basic.h>
 
 #include "unit_run.h"
+#include "cm_wire.h"
 #include <zlib.h>
 
 #include <rte_errno.h>
@@ -188,6 +189,41 @@ test_opcodes(void)
 	CU_ASSERT_FALSE(roce_op_valid(0xff));
 }
 
+/* rdma_cm's IP CM header (the kernel's struct cma_hdr) for 198.18.0.2
+ * port 0x8001 -> 198.18.0.1, written out byte by byte from that struct. */
+static void
+test_cm_ip_hdr(void)
+{
+	static const uint8_t want[CM_IP_HDR_LEN] = {
+		0x00, 0x40, 0x80, 0x01,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 198, 18, 0, 2,
+		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 198, 18, 0, 1,
+	};
+	uint8_t got[CM_IP_HDR_LEN + 4];
+	uint32_t a = RTE_BE32(0xc6120002), b = RTE_BE32(0xc6120001), s, d;
+	uint16_t port;
+
+	memset(got, 0xee, sizeof(got));
+	cm_ip_hdr_put(got, a, b, 0x8001);
+	CU_ASSERT_EQUAL(memcmp(got, want, sizeof(want)), 0);
+	CU_ASSERT_EQUAL(got[CM_IP_HDR_LEN], 0xee);	/* nothing beyond */
+	CU_ASSERT_EQUAL(cm_ip_hdr_get(want, &s, &d, &port), 0);
+	CU_ASSERT_EQUAL(s, a);
+	CU_ASSERT_EQUAL(d, b);
+	CU_ASSERT_EQUAL(port, 0x8001);
+	memcpy(got, want, sizeof(want));
+	got[1] = 0x60;		/* IPv6: dpdat takes none */
+	CU_ASSERT_EQUAL(cm_ip_hdr_get(got, &s, &d, &port), -1);
+	got[1] = 0x40;
+	got[0] = 1;		/* an unknown version */
+	CU_ASSERT_EQUAL(cm_ip_hdr_get(got, &s, &d, &port), -1);
+	/* the TCP and IB port spaces carry it; dpdat's own IDs do not */
+	CU_ASSERT_TRUE(cm_ip_service(0x0000000001064791ull));
+	CU_ASSERT_TRUE(cm_ip_service(0x00000000013f0001ull));
+	CU_ASSERT_FALSE(cm_ip_service(0x52534d0000000001ull));
+	CU_ASSERT_FALSE(cm_ip_service(0x0000000001110001ull));	/* UDP */
+}
+
 static CU_TestInfo rc_wire_tests[] = {
 	{ "ICRC of scapy-built packets", test_icrc_vectors },
 	{ "ICRC masks exactly the variant fields", test_icrc_masking },
@@ -195,6 +231,7 @@ static CU_TestInfo rc_wire_tests[] = {
 	{ "ICRC against zlib crc32", test_icrc_vs_zlib },
 	{ "PSN arithmetic modulo 2^24", test_psn },
 	{ "opcode table", test_opcodes },
+	{ "rdma_cm IP CM header layout", test_cm_ip_hdr },
 	CU_TEST_INFO_NULL,
 };
 
