@@ -13,8 +13,15 @@
 # DIR/bw.png and DIR/lat.png (gnuplot) and their data files DIR/*.dat.
 # Logs of every run stay in DIR/logs.
 #
-# Usage: devtools/bench.sh [--quick] [--out DIR] [--json FILE]
+# Usage: devtools/bench.sh [--quick] [--link KIND] [--out DIR] [--json FILE]
 #   --quick      3 sizes each, shorter runs (about a minute; BENCH_QUICK=1)
+#   --link KIND  memif (default: one host), or af_xdp or af_packet between
+#                two hosts: network namespaces joined by a veth pair (made
+#                here, as root, and removed on exit), dpdat beside each
+#                kernel; the raw link is dpdk-testpmd over the same kind of
+#                port on the same veth, the kernel path crosses the same
+#                veth (dpdat-perf udp, sockperf, and iperf3 TCP);
+#                BENCH_LINK_MTU sets the veth MTU (1500)
 #   --out DIR    where results go (default $BUILD/bench, BUILD=build)
 #   --json FILE  the JSON (default DIR/bench.json)
 # Overrides: BENCH_BW_SIZES, BENCH_LAT_SIZES (lists of bytes),
@@ -31,10 +38,12 @@ usage() { sed -n '/^# Usage:/,/^# spin, as dpdat/s/^# \{0,1\}//p' "$self"; }
 
 build=${BUILD:-build}
 quick=${BENCH_QUICK:-0}
+link=memif
 out="" json=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
+	--link) link=${2:?--link memif|af_xdp|af_packet}; shift ;;
 	--out) out=${2:?--out DIR}; shift ;;
 	--json) json=${2:?--json FILE}; shift ;;
 	-h | --help) usage; exit 0 ;;
@@ -42,6 +51,8 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+case $link in memif | af_xdp | af_packet) ;;
+	*) echo "bench: --link $link: memif, af_xdp or af_packet" >&2; exit 2 ;; esac
 [ -z "$out" ] || case $out in /*) ;; *) out=$here/$out ;; esac
 [ -z "$json" ] || case $json in /*) ;; *) json=$here/$json ;; esac
 out=${out:-$build/bench}
@@ -96,6 +107,21 @@ mkdir -p "$logs"
 res=$logs/results.tsv
 : >"$res"
 trap bench_cleanup EXIT
+# two hosts: namespace A serves (198.18.0.1), namespace B is the client
+A=() B=() devopt=() peer_ip=198.18.0.1 kpeer=127.0.0.1
+if [ "$link" != memif ]; then
+	[ "$(id -u)" -eq 0 ] ||
+		{ echo "bench: --link $link: network namespaces need root" >&2; exit 1; }
+	. test/integration/netns.sh
+	netns_up "${BENCH_LINK_MTU:-1500}"
+	trap 'bench_cleanup; netns_down' EXIT
+	A=(ip netns exec "$NS_A") B=(ip netns exec "$NS_B")
+	devopt=(--dev "$(netns_dev "$link")")
+	kpeer=198.18.0.1
+	export BENCH_RX_NS=$NS_A BENCH_TX_NS=$NS_B
+	export BENCH_RX_VDEV BENCH_TX_VDEV
+	BENCH_RX_VDEV=$(netns_dev "$link") BENCH_TX_VDEV=$BENCH_RX_VDEV
+fi
 # services (memif sockets, UDP ports) of our own: other runs may be going on
 svc_base=$((20000 + ($$ % 100) * 400)) nsvc=0
 t_start=$SECONDS
@@ -117,7 +143,7 @@ wait_udp() {	# PORT SECONDS: until something is bound to UDP port PORT
 	local i hex
 	hex=$(printf ':%04X' "$1")
 	for ((i = 0; i < $2 * 50; i++)); do
-		awk -v p="$hex" 'substr($2, length($2) - 4) == p { f = 1 }
+		"${A[@]}" awk -v p="$hex" 'substr($2, length($2) - 4) == p { f = 1 }
 			END { exit !f }' /proc/net/udp && return 0
 		sleep 0.02
 	done
@@ -139,32 +165,40 @@ val=0
 # perf_once TRANSPORT TEST SIZE LOGNAME: one server + client pair; sets val
 # (MiB/s average for bw, the median in us for lat) from the client's JSON.
 perf_once() {
-	local tr=$1 t=$2 s=$3 name=$4 svc srv rc=0 tmo peer=198.18.0.1
+	local tr=$1 t=$2 s=$3 name=$4 svc srv rc=0 tmo peer=$peer_ip i
 	local opts args
 	svc=$((svc_base + nsvc))
 	nsvc=$((nsvc + 1))
 	opts=(-p "$svc")
 	if [ "$tr" = udp ]; then
 		opts+=(--transport=udp)
-		peer=127.0.0.1
-	elif [ "$pmtu" != 1024 ]; then
-		opts+=(-m "$pmtu")	# both ends: the server sizes its port
+		peer=$kpeer
+	else
+		opts+=("${devopt[@]}")
+		[ "$pmtu" = 1024 ] || opts+=(-m "$pmtu")	# both ends: the
+					# server sizes its port
 	fi
 	case $t in
 	*_bw) args=(-s "$s" -D "$bw_secs"); tmo=$((bw_secs + 20)) ;;
 	*) args=(-s "$s" -n "$lat_iters"); tmo=30 ;;
 	esac
 	rm -f "$name.json"
-	timeout $((tmo + 5)) "$perf" "$t" "${opts[@]}" </dev/null \
+	"${A[@]}" timeout $((tmo + 5)) "$perf" "$t" "${opts[@]}" </dev/null \
 		>"$name.server.log" 2>&1 &
 	srv=$!
 	BENCH_PIDS+=("$srv")
 	if [ "$tr" = udp ]; then
 		wait_udp "$svc" 10 || sleep 0.5
-	else	# the client fails if the server's memif socket is not there yet
+	elif [ "$link" = memif ]; then	# the client fails if the server's
+		# memif socket is not there yet
 		bench_wait_unix "/tmp/dpdat-perf-$svc.sock" 10 || sleep 0.5
+	else	# its port is up when it waits for the client
+		for ((i = 0; i < 100; i++)); do
+			grep -q 'Waiting for client' "$name.server.log" && break
+			sleep 0.1
+		done
 	fi
-	timeout "$tmo" "$perf" "$t" "${opts[@]}" "${args[@]}" \
+	"${B[@]}" timeout "$tmo" "$perf" "$t" "${opts[@]}" "${args[@]}" \
 		--out_json "$name.json" "$peer" </dev/null >"$name.log" 2>&1 || rc=$?
 	wait_pid "$srv" 5	# it ends after the client's disconnect
 	[ "$rc" = 0 ] || { echo "bench:   exit status $rc" >&2; return 1; }
@@ -284,13 +318,13 @@ sockperf_once() {
 	local port=$((svc_base + nsvc)) srv rc=0
 	nsvc=$((nsvc + 1))
 	# shellcheck disable=SC2086 # $sp_opts: options, split
-	timeout $((sp_secs + 20)) sockperf server -i 127.0.0.1 -p $port $sp_opts \
+	"${A[@]}" timeout $((sp_secs + 20)) sockperf server -i "$kpeer" -p $port $sp_opts \
 		</dev/null >"$2.server" 2>&1 &
 	srv=$!
 	BENCH_PIDS+=("$srv")
 	wait_udp $port 10 || sleep 0.5
 	# shellcheck disable=SC2086
-	timeout $((sp_secs + 15)) sockperf ping-pong -i 127.0.0.1 -p $port \
+	"${B[@]}" timeout $((sp_secs + 15)) sockperf ping-pong -i "$kpeer" -p $port \
 		-m "$1" -t "$sp_secs" $sp_opts </dev/null >"$2" 2>&1 || rc=$?
 	wait_pid "$srv" 0
 	[ $rc = 0 ] || { echo "bench:   exit status $rc" >&2; return 1; }
@@ -317,6 +351,30 @@ for s in $lat_sizes; do
 	printf 'sockperf\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$m" "$p50" "$avg" "$p99" "$others" >>"$res"
 done
 
+# between two hosts, the kernel's TCP over the same veth (iperf3)
+iperf_once() {	# LOG: sets val (MiB/s received)
+	local srv rc=0
+	"${A[@]}" timeout $((tp_secs + 20)) iperf3 -s -1 -B "$kpeer" -p $((svc_base + nsvc)) \
+		</dev/null >"$1.server" 2>&1 &
+	srv=$!
+	BENCH_PIDS+=("$srv")
+	sleep 0.5
+	"${B[@]}" timeout $((tp_secs + 15)) iperf3 -c "$kpeer" -p $((svc_base + nsvc)) \
+		-t "$tp_secs" -J </dev/null >"$1" 2>&1 || rc=$?
+	nsvc=$((nsvc + 1))
+	wait_pid "$srv" 2
+	[ $rc = 0 ] || return 1
+	val=$("$py" -c 'import json, sys
+print("%.1f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 8 / 2**20))' "$1") &&
+		[ -n "$val" ]
+}
+if [ "$link" != memif ] && command -v iperf3 >/dev/null; then
+	measure "iperf3 TCP" "$logs/iperf3.log $logs/iperf3.log.server" \
+		iperf_once "$logs/iperf3.log"
+	echo "bench: iperf3 TCP between the namespaces ... $val MiB/s$(busy_note)"
+	printf 'iperf3\t%s\t%s\n' "$val" "$others" >>"$res"
+fi
+
 # the table, the JSON, the plots' data and script
 elapsed=$((SECONDS - t_start))
 # the CPU time others took meanwhile: all busy time less our children's
@@ -334,15 +392,17 @@ term=png
 gnuplot -e 'set terminal' 2>&1 | grep -w pngcairo >/dev/null && term=pngcairo
 "$py" - "$res" "$json" "$out" "$quick" "$elapsed" "$bw_secs" "$lat_iters" \
 	"$tp_secs" "$sp_secs" "$sp_opts" "$pmtu" "$udp" "$term" "$busy" "$others_run" \
-	"$tries" "$max_others" <<'PY'
+	"$tries" "$max_others" "$link" <<'PY'
 import json, os, platform, subprocess, sys, time
 
 (res, jpath, out, quick, elapsed, bw_secs, lat_iters, tp_secs, sp_secs,
- sp_opts, pmtu, have_udp, term, busy, others, tries, max_others) = sys.argv[1:]
+ sp_opts, pmtu, have_udp, term, busy, others, tries, max_others,
+ link) = sys.argv[1:]
 max_others = int(max_others)
 perf = {}		# (transport, test, bytes) -> the dpdat-perf result
 raw = {}		# bytes -> {frame, payload, pps, mib_s}
 sp = {}			# bytes -> sockperf figures
+iperf = None		# the kernel's TCP between two hosts
 for line in open(res):
     f = line.rstrip("\n").split("\t")
     if f[0] == "perf":
@@ -357,6 +417,8 @@ for line in open(res):
                           "pps": pps, "pps_median": float(f[5]),
                           "mib_s": pps * int(f[3]) / 2**20,
                           "others_pct": int(f[6])}
+    elif f[0] == "iperf3":
+        iperf = {"mib_s": float(f[1]), "others_pct": int(f[2])}
     elif f[0] == "sockperf":
         sp[int(f[1])] = {"msg_bytes": int(f[2]), "p50_us": float(f[3]),
                          "avg_us": float(f[4]), "p99_us": float(f[5]),
@@ -390,6 +452,9 @@ for t in bw_tests + lat_tests:
         if k:
             row["ratio_dpdat_kernel"] = d / k
         rows.append(row)
+
+where = "memif pair" if link == "memif" else f"{link}, two namespaces"
+kwhere = "loopback" if link == "memif" else "same veth"
 
 def num(v):
     if v is None:
@@ -427,6 +492,11 @@ for i, l in enumerate(lines):
                     for j, c in enumerate(l)).rstrip())
     if i == 0 or (i < len(lines) - 1 and lines[i + 1][0] != l[0]):
         print("  ".join("-" * x for x in w))
+print(f"link: {link}" + ("" if link == "memif" else
+      " between two namespaces (veth); raw link: dpdk-testpmd over "
+      f"{link} on the same veth; kernel: across the same veth"))
+if iperf:
+    print(f"kernel TCP (iperf3) across the same veth: {iperf['mib_s']:.0f} MiB/s")
 print("bw: MiB/s (average); lat: us, median (write_lat, send_lat: half the "
       "round trip; read_lat: the whole one)")
 print("dpdat/raw, dpdat/kernel: bw above 1 = dpdat faster; lat below 1 = "
@@ -453,7 +523,8 @@ doc = {
                 "git": cmd("git", "describe", "--always", "--dirty"),
                 "cpu_busy_before_pct": int(busy),
                 "cpu_others_during_pct": int(others)},
-    "config": {"quick": quick == "1", "pmtu": int(pmtu), "tries": int(tries),
+    "config": {"link": link, "quick": quick == "1", "pmtu": int(pmtu),
+               "tries": int(tries),
                "max_others_pct": max_others,
                "bw_seconds": int(bw_secs), "lat_iterations": int(lat_iters),
                "testpmd_seconds": int(tp_secs),
@@ -464,6 +535,7 @@ doc = {
     "rows": rows,
     "raw_link": [dict(bytes=b, **v) for b, v in sorted(raw.items())],
     "sockperf": [dict(bytes=b, **v) for b, v in sorted(sp.items())],
+    "iperf3_tcp": iperf,
     "runs": [{**r, "transport": tr, "test": t} for (tr, t, b), r in
              sorted(perf.items(), key=lambda x: (x[0][0], x[0][1], x[0][2]))],
 }
@@ -515,8 +587,8 @@ gp = [
 ]
 when = doc["when"][:10]
 p = [f'set output "{out}/bw.png"',
-     f'set title "Bandwidth vs size: dpdat (memif pair), raw link (testpmd), '
-     f'kernel UDP (loopback); {os.cpu_count()} vCPUs, {when}"',
+     f'set title "Bandwidth vs size: dpdat ({where}), raw link (testpmd), '
+     f'kernel UDP ({kwhere}); {os.cpu_count()} vCPUs, {when}"',
      f"set xtics ({tics(bws)})", 'set ylabel "MiB/s"', "plot \\"]
 series = []
 for i, t in enumerate(bw_tests):
@@ -532,8 +604,8 @@ if have_udp == "1":
                       f'pt 6 dt 3 lc rgb "{colors[k]}" title "kernel UDP {names[k]}"')
 p.append(", \\\n".join(series))
 p += [f'set output "{out}/lat.png"',
-      f'set title "Latency vs size (median): dpdat (memif pair), kernel UDP '
-      f'and sockperf (loopback); {os.cpu_count()} vCPUs, {when}"',
+      f'set title "Latency vs size (median): dpdat ({where}), kernel UDP '
+      f'and sockperf ({kwhere}); {os.cpu_count()} vCPUs, {when}"',
       f"set xtics ({tics(lats)})",
       'set ylabel "us (WRITE, SEND, sockperf: half round trip; READ: round trip)"',
       "plot \\"]

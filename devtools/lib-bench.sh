@@ -54,23 +54,37 @@ bench_wait_unix() {
 # per-second Rx-pps samples (the busy seconds), BENCH_PPS_MAX to the
 # largest. Logs: DIR/tp-rx.log and DIR/tp-tx.log. Returns 1 if nothing
 # was received.
+# Another link: BENCH_RX_VDEV and BENCH_TX_VDEV name the two devices,
+# BENCH_RX_NS and BENCH_TX_NS the network namespaces they run in.
 bench_testpmd_pps() {
 	local dir=$1 frame=$2 secs=$3 rx
 	shift 3
 	local sock=$dir/tp.sock lc='0@(0,1),1@(0,1)' pre=dpdatbench-$$
+	local rxdev=${BENCH_RX_VDEV:-net_memif0,role=server,socket=$sock}
+	local txdev=${BENCH_TX_VDEV:-net_memif0,role=client,socket=$sock}
+	local rxns=() txns=()
+	[ -z "${BENCH_RX_NS:-}" ] || rxns=(ip netns exec "$BENCH_RX_NS")
+	[ -z "${BENCH_TX_NS:-}" ] || txns=(ip netns exec "$BENCH_TX_NS")
 	# the shell's notice of the receiver's end (DPDK 22.11's memif may
 	# crash when its peer goes) goes to its log, not to the terminal
 	{
-		timeout $((secs + 12)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
-			--file-prefix="$pre-rx" --vdev="net_memif0,role=server,socket=$sock" \
+		"${rxns[@]}" timeout $((secs + 12)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
+			--file-prefix="$pre-rx" --vdev="$rxdev" \
 			-- --forward-mode=rxonly --auto-start --stats-period=1 \
 			--total-num-mbufs=16384 "$@" </dev/null >"$dir/tp-rx.log" 2>&1 &
 		rx=$!
 		BENCH_PIDS+=("$rx")
-		bench_wait_unix "$sock" 10 || sleep 1
-		sleep 0.2	# the port started after its socket
-		timeout $((secs + 1)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
-			--file-prefix="$pre-tx" --vdev="net_memif0,role=client,socket=$sock" \
+		if [ -z "${BENCH_RX_VDEV:-}" ]; then
+			bench_wait_unix "$sock" 10 || sleep 1
+			sleep 0.2	# the port started after its socket
+		else	# until the receiver forwards
+			for _ in $(seq 100); do
+				grep -q 'Press enter\|Port statistics' "$dir/tp-rx.log" && break
+				sleep 0.1
+			done
+		fi
+		"${txns[@]}" timeout $((secs + 1)) dpdk-testpmd --lcores="$lc" --no-pci --in-memory \
+			--file-prefix="$pre-tx" --vdev="$txdev" \
 			-- --forward-mode=txonly --auto-start --txpkts="$frame" \
 			--stats-period=1 --total-num-mbufs=16384 "$@" \
 			</dev/null >"$dir/tp-tx.log" 2>&1 || true
