@@ -55,16 +55,22 @@ port_devargs(const char *device, uint16_t mtu, char *out, size_t len)
 	if (strncmp(device, "net_memif", 9) == 0 &&
 	    strstr(device, "bsize=") == NULL) {
 		n = snprintf(out, len, "%s,bsize=%u", device, bsize);
-	} else if (strncmp(device, "net_af_xdp", 10) == 0 &&
-		   strstr(device, "xdp_prog=") == NULL) {
-		prog = port_kern_xdp_prog();
-		if (prog == NULL) {
+	} else if (strncmp(device, "net_af_xdp", 10) == 0) {
+		prog = strstr(device, "xdp_prog=") ? NULL : port_kern_xdp_prog();
+		if (prog == NULL && strstr(device, "xdp_prog=") == NULL) {
 			PORT_LOG(ERR, "%s: dpdat's XDP program (dpdat_xdp.o) "
 				 "not found: build dpdat, set DPDAT_XDP_PROG, or "
 				 "name one with xdp_prog=", device);
 			return -ENOENT;
 		}
-		n = snprintf(out, len, "%s,xdp_prog=%s", device, prog);
+		/* the PMD's preferred busy polling makes a recvfrom() of
+		 * every empty receive burst: a spinning engine pays a system
+		 * call each turn (write_lat 8 B over veth: 9.0 -> 5.7 us,
+		 * bandwidth the same) */
+		n = snprintf(out, len, "%s%s%s%s", device,
+			     prog ? ",xdp_prog=" : "", prog ? prog : "",
+			     strstr(device, "busy_budget=") ? "" :
+			     ",busy_budget=0");
 	} else {
 		n = snprintf(out, len, "%s", device);
 	}
