@@ -360,8 +360,8 @@ send_req(struct dpdat_cm_conn *c)
 	p = mad_start(c->cm, &m, CM_ATTR_REQ, c->tid);
 	if (p == NULL)
 		return;
-	while (pmtu + 64 > port->mtu && pmtu > 256)
-		pmtu /= 2;
+	while ((pmtu + 64 > port->mtu || pmtu > c->remote.pmtu) && pmtu > 256)
+		pmtu /= 2;	/* c->remote.pmtu: lowered by a REJ (on_rej) */
 	cm_put32(p, REQ_LOCAL_ID, c->local_id);
 	cm_put64(p, REQ_SERVICE_ID, c->service_id);
 	cm_put32(p, REQ_QKEY, 0);
@@ -444,6 +444,17 @@ send_simple(struct dpdat_cm_conn *c, uint16_t attr)
 	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
 }
 
+/* The largest IBTA path MTU a port carries with the RoCEv2 headers. */
+static uint16_t
+cm_port_pmtu(const struct dpdat_port *port)
+{
+	uint16_t pmtu = 4096;
+
+	while (pmtu + 64 > port->mtu && pmtu > 256)
+		pmtu /= 2;
+	return pmtu;
+}
+
 static void
 send_rej(struct cm_dev *cm, uint32_t local_id, uint32_t remote_id,
 	 uint64_t tid, uint8_t msg, uint16_t reason, const uint8_t *pdata,
@@ -459,6 +470,12 @@ send_rej(struct cm_dev *cm, uint32_t local_id, uint32_t remote_id,
 	p[REJ_MSG] = (uint8_t)(msg << 6);
 	p[REJ_REASON] = (uint8_t)(reason >> 8);
 	p[REJ_REASON + 1] = (uint8_t)reason;
+	if (reason == CM_REJ_INVALID_MTU) {
+		/* additional information: the largest path MTU we carry */
+		p[REJ_INFO_LEN] = 1 << 1;
+		p[REJ_ARI] = (uint8_t)(cm_mtu_enc(cm_port_pmtu(cm->dev->port))
+				       << 4);
+	}
 	if (pdata != NULL)
 		memcpy(p + REJ_PDATA, pdata, RTE_MIN(plen, REJ_PDATA_LEN));
 	mad_send(cm, m, ip, mac);
@@ -722,6 +739,19 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 	c->remote.timeout = p[REQ_ACKTO] >> 3;
 	c->remote.ipv4 = ip;
 	c->remote.mac = *mac;
+	if (c->remote.pmtu == 0 ||
+	    c->remote.pmtu > cm_port_pmtu(cm->dev->port)) {
+		/* frames of that size do not fit our port: say which do,
+		 * the requester asks again with that (on_rej) */
+		RC_LOG(INFO, "REQ with PMTU %u, above our port's %u: rejected "
+		       "(invalid MTU)", c->remote.pmtu,
+		       cm_port_pmtu(cm->dev->port));
+		send_rej(cm, 0, rid, tid, 0, CM_REJ_INVALID_MTU, NULL, 0, ip,
+			 mac);
+		TAILQ_REMOVE(&cm->conns, c, next);
+		free(c);
+		return;
+	}
 	if (!post_event(l->eq, DPDAT_CM_CONNECT_REQUEST, c, l, p + REQ_PDATA +
 			pd_off, REQ_PDATA_LEN - pd_off, 0)) {
 		/* nobody will see it: no resources, say so, forget it */
@@ -813,6 +843,24 @@ on_rej(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 
 	if (c == NULL || (c->state != CS_REQ_SENT && c->state != CS_REP_SENT))
 		return;
+	if (reason == CM_REJ_INVALID_MTU && c->state == CS_REQ_SENT &&
+	    c->remote.pmtu > 256) {
+		/* the passive side carries less: its largest path MTU is in
+		 * the additional information (high or low nibble), else
+		 * half ours; the same request again */
+		uint8_t ari = (p[REJ_INFO_LEN] >> 1) ? p[REJ_ARI] : 0;
+		uint16_t theirs = cm_mtu_dec(ari >> 4 ? ari >> 4 : ari & 0xf);
+		uint16_t pmtu = c->remote.pmtu / 2;
+
+		if (theirs != 0 && theirs < pmtu)
+			pmtu = theirs;
+		RC_LOG(INFO, "peer takes PMTU %u at most: asking again",
+		       pmtu);
+		c->remote.pmtu = pmtu;
+		c->tid = (uint64_t)c->local_id << 32 | (uint32_t)rte_rand();
+		schedule(c, CM_ATTR_REQ);
+		return;
+	}
 	conn_close(c, DPDAT_CM_REJECTED, p + REJ_PDATA, REJ_PDATA_LEN,
 		   reason);
 }

@@ -53,6 +53,9 @@
 #define REQ_PDATA	140
 #define REQ_PDATA_LEN	92
 
+/* REJ reasons (IBTA vol. 1, table 112) dpdat handles itself */
+#define CM_REJ_INVALID_MTU	26	/* ARI: the largest MTU (4 bits) */
+
 /* REP */
 #define REP_LOCAL_ID	0
 #define REP_REMOTE_ID	4
@@ -79,6 +82,7 @@
 #define REJ_MSG		8	/* message rejected:2 rsvd:6 (0 REQ, 1 REP) */
 #define REJ_INFO_LEN	9
 #define REJ_REASON	10
+#define REJ_ARI		12	/* additional reject information, 72 bytes */
 #define REJ_PDATA	84
 #define REJ_PDATA_LEN	148
 

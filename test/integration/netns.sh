@@ -5,7 +5,8 @@
 # Two hosts on one machine: network namespaces joined by a veth pair, made
 # and removed by the caller. Source it, then:
 #   netns_up [mtu]   host A (server, 198.18.0.1/24) and host B (client,
-#                    198.18.0.2/24), each with "veth0"; NS_A, NS_B name them
+#                    198.18.0.2/24), each with "veth0"; NS_A, NS_B name them;
+#                    NETNS_MTU_B gives B's end another MTU
 #   netns_bridge     later hosts join a bridge instead (call before netns_up;
 #                    netns_add_host C 198.18.0.3 adds one)
 #   netns_down       removes everything (netns_up arms it on every exit path:
@@ -79,7 +80,7 @@ netns_up() {
 		ip netns add "$NS_B" || { echo "netns: set-up failed"; exit 1; }
 		NS_HOSTS+=("$NS_B")
 		ip link add veth0 mtu "$mtu" netns "$NS_A" type veth \
-			peer name veth0 mtu "$mtu" netns "$NS_B" ||
+			peer name veth0 mtu "${NETNS_MTU_B:-$mtu}" netns "$NS_B" ||
 			{ echo "netns: cannot create a veth pair"; exit 1; }
 		ip -n "$NS_A" link set lo up && ip -n "$NS_B" link set lo up &&
 		ip -n "$NS_A" addr add 198.18.0.1/24 dev veth0 &&
