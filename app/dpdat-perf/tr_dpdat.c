@@ -9,6 +9,7 @@
  */
 
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -293,6 +294,35 @@ connect_peer(struct perf_params *pr, struct perf_info *info)
 
 /* The client disconnects every QP; both sides wait for the ends, then
  * linger so that the last DREP leaves before the link goes. */
+/* What the port and the QPs saw, after the table (stderr): where frames
+ * went missing and what recovery cost. */
+static void
+port_counters(void)
+{
+	struct dpdat_port_stats ps;
+	struct dpdat_qp_stats qs;
+	uint64_t rexmit = 0, tmo = 0, naks = 0;
+
+	if (dpdat_port_stats(dpdat_dev_port(dev), &ps) != 0)
+		return;
+	for (uint32_t q = 0; q < nqp; q++)
+		if (dpdat_qp_stats(qps[q], &qs) == 0) {
+			rexmit += qs.retransmits;
+			tmo += qs.timeouts;
+			naks += qs.naks_rcvd;
+		}
+	fprintf(stderr, "dpdat-perf: %s port: rx %" PRIu64 " tx %" PRIu64
+		" roce %" PRIu64 "; dropped: not ours %" PRIu64 " malformed %"
+		PRIu64 " bad header %" PRIu64 " icrc %" PRIu64 " tx full %"
+		PRIu64 "; device: missed %" PRIu64 " errors %" PRIu64 "/%"
+		PRIu64 "; QPs: retransmits %" PRIu64 " timeouts %" PRIu64
+		" NAKs %" PRIu64 "\n", perf_opt.server ? "server" : "client",
+		ps.rx_pkts, ps.tx_pkts, ps.rx_roce, ps.drop_not_ours,
+		ps.drop_malformed, ps.drop_bad_hdr, ps.drop_icrc,
+		ps.drop_tx_full, ps.dev_imissed, ps.dev_ierrors, ps.dev_oerrors,
+		rexmit, tmo, naks);
+}
+
 static void
 finish(void)
 {
@@ -307,6 +337,7 @@ finish(void)
 	for (t0 = rte_get_timer_cycles();
 	     rte_get_timer_cycles() - t0 < rte_get_timer_hz() / 5; )
 		dpdat_dev_progress(dev);
+	port_counters();
 }
 
 const struct perf_transport perf_dpdat = {

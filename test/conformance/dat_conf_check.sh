@@ -90,8 +90,24 @@ else
 	echo "note: no dapltest: the entry's ia_params are not opened"
 fi
 
+# a real NIC: one entry, dpdat0, with the device, address and CPU given;
+# a PCI address joins the EAL allow-list
+expect 0 "$tool" install --conf "$dir/nic.conf" --lib "$lib" \
+	--device net_af_xdp0,iface=eth1 --cpu 1
+grep -q "^dpdat0 u2.0 nonthreadsafe default $lib dpdat.0.1 \"device=net_af_xdp0,iface=eth1 cpu=1\" \"\"$" \
+	"$dir/nic.conf" || fail "install --device: $(cat "$dir/nic.conf")"
+[ "$(grep -c '^dpdat' "$dir/nic.conf")" -eq 1 ] || fail "install --device: not one entry"
+expect 0 "$tool" install --conf "$dir/nic.conf" --lib "$lib" \
+	--device 0000:3b:00.0 --ipv4 198.18.7.1 --mtu 4200
+grep -q '"device=0000:3b:00.0 ipv4=198.18.7.1 mtu=4200 eal=-a0000:3b:00.0"' \
+	"$dir/nic.conf" || fail "install --device PCI: $(cat "$dir/nic.conf")"
+
 # bad arguments: exit 2, the file as it was
 cp "$conf" "$dir/before"
+expect 2 "$tool" install --conf "$conf" --lib "$lib" --ipv4 198.18.0.9
+expect 2 "$tool" install --conf "$conf" --lib "$lib" --device net_af_xdp0,iface=eth1 --ipv4 1.2.3
+expect 2 "$tool" install --conf "$conf" --lib "$lib" --device net_af_xdp0,iface=eth1 --cpu x
+expect 2 "$tool" install --conf "$conf" --lib "$lib" --device "a b"
 expect 2 "$tool" install --conf "$conf" --lib "$dir/none.so"
 expect 2 "$tool" install --conf "$conf" --lib "$lib" --mtu abc
 expect 2 "$tool" install --conf "$conf" --lib "$lib" --mtu 100
@@ -117,5 +133,5 @@ expect 0 "$tool" install --conf "$dir/new.conf" --lib "$lib"
 [ "$(stat -c %a "$dir/new.conf")" = 644 ] || fail "new file: mode not 644"
 [ "$(wc -l <"$dir/new.conf")" -eq 2 ] || fail "new file: not two lines"
 
-[ $status -eq 0 ] && echo "dat-conf: install, reinstall, show, link, registry load, ia_params, 11 refusals, remove: passed"
+[ $status -eq 0 ] && echo "dat-conf: install, reinstall, show, link, registry load, ia_params, a real NIC's entry, 15 refusals, remove: passed"
 exit $status

@@ -10,18 +10,21 @@
 # The program is called as: program server|client <rendezvous> args..., with
 # DPDAT_TEST_DEV naming the device; the rendezvous path is where the two
 # exchange details out of band (a file system both see). NETNS_MTU sets the
-# veth MTU (default 1500). Exits 77 (skipped) where namespaces cannot be made.
+# veth MTU (default 1500); NETNS_BRIDGE=1 joins the hosts through a bridge
+# (a veth pair each) instead of one veth pair. Exits 77 (skipped) where
+# namespaces cannot be made.
 set -u
 here=$(dirname "$0")
 . "$here/netns.sh"
 kind=$1 limit=$2 prog=$3; shift 3
 dev=$(netns_dev "$kind") || exit 1
+[ "${NETNS_BRIDGE:-0}" = 1 ] && netns_bridge
 netns_up "${NETNS_MTU:-1500}"
 dir=$(mktemp -d /tmp/dpdat-netns-XXXXXX)
 trap 'netns_down; rm -rf "$dir"' EXIT
 rdv=$dir/rdv
 
-echo "netns: $NS_A (198.18.0.1) <-> $NS_B (198.18.0.2), veth MTU ${NETNS_MTU:-1500}, $dev"
+echo "netns: $NS_A (198.18.0.1) <-> $NS_B (198.18.0.2)${NS_BR:+ through bridge $NS_BR}, veth MTU ${NETNS_MTU:-1500}, $dev"
 ip netns exec "$NS_A" env DPDAT_TEST_DEV="$dev" \
 	timeout -k 2 "$limit" "$prog" server "$rdv" "$@" \
 	> >(sed 's/^/[server] /') 2>&1 &
