@@ -21,17 +21,21 @@ NS_B="${NS_TAG}b"
 NS_BR=
 NS_HOSTS=()
 
-netns_down() {
+netns_down() {	# never fails: it runs in traps, under set -e too
 	local ns
 	for ns in "${NS_HOSTS[@]}"; do
 		# processes left in the namespace go first: a namespace with
 		# a live process outlives its deletion
-		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
-		ip netns del "$ns" 2>/dev/null
+		{ ip netns pids "$ns" 2>/dev/null | xargs -r kill -9; } \
+			2>/dev/null || true
+		ip netns del "$ns" 2>/dev/null || true
 	done
-	[ -n "$NS_BR" ] && ip link del "$NS_BR" 2>/dev/null
+	if [ -n "$NS_BR" ]; then
+		ip link del "$NS_BR" 2>/dev/null || true
+	fi
 	NS_HOSTS=()
 	NS_BR=
+	return 0
 }
 
 netns_skip() {
