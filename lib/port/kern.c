@@ -59,27 +59,6 @@
 #define KERN_NUD_VALID	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | \
 			 NUD_PROBE | NUD_STALE | NUD_DELAY)
 
-/* The value of key= in devargs ("name,key=value,..."), or NULL. */
-static const char *
-kern_devarg(const char *device, const char *key, char *out, size_t len)
-{
-	const char *p = device;
-	size_t k = strlen(key), n;
-
-	while ((p = strchr(p, ',')) != NULL) {
-		p++;
-		if (strncmp(p, key, k) == 0 && p[k] == '=') {
-			n = strcspn(p + k + 1, ",");
-			if (n == 0 || n >= len)
-				return NULL;
-			memcpy(out, p + k + 1, n);
-			out[n] = '\0';
-			return out;
-		}
-	}
-	return NULL;
-}
-
 /* The kernel interface of a PCI device, from sysfs (a NIC the kernel
  * drives beside DPDK, as mlx5 does); -ENOENT when it has none. */
 static int
@@ -113,8 +92,8 @@ port_kern_ifname(const char *device, const char *driver, const char *bus,
 
 	if (strcmp(driver, "net_af_xdp") == 0 ||
 	    strcmp(driver, "net_af_packet") == 0)
-		return kern_devarg(device, "iface", ifname, IF_NAMESIZE) ?
-			0 : -EINVAL;
+		return port_devarg(device, "iface", ifname, IF_NAMESIZE) &&
+			ifname[0] != '\0' ? 0 : -EINVAL;
 	if (bus == NULL || strcmp(bus, "pci") != 0 || n >= sizeof(name))
 		return -ENOENT;
 	memcpy(name, device, n);

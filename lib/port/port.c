@@ -77,9 +77,8 @@ port_devargs(const char *device, uint16_t mtu, char *out, size_t len)
 	return n < 0 || (size_t)n >= len ? -EINVAL : 0;
 }
 
-/* The value of key= in devargs, or NULL. */
-static const char *
-devarg(const char *device, const char *key, char *out, size_t len)
+const char *
+port_devarg(const char *device, const char *key, char *out, size_t len)
 {
 	const char *p = device;
 	size_t k = strlen(key), n;
@@ -108,9 +107,9 @@ memif_stale_socket(const char *device)
 	int fd;
 
 	if (strncmp(device, "net_memif", 9) != 0 ||
-	    (devarg(device, "role", role, sizeof(role)) != NULL &&
+	    (port_devarg(device, "role", role, sizeof(role)) != NULL &&
 	     strcmp(role, "server") != 0) ||
-	    devarg(device, "socket", path, sizeof(path)) == NULL ||
+	    port_devarg(device, "socket", path, sizeof(path)) == NULL ||
 	    path[0] == '@' || access(path, F_OK) != 0)
 		return;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
@@ -142,7 +141,7 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
 		return 0;
 	memif_stale_socket(device);
 	if (strncmp(device, "net_af_", 7) == 0 &&
-	    devarg(device, "iface", iface, sizeof(iface)) != NULL) {
+	    port_devarg(device, "iface", iface, sizeof(iface)) != NULL) {
 		if (if_nametoindex(iface) == 0) {
 			PORT_LOG(ERR, "%s: no interface %s in this network "
 				 "namespace (ip link shows them)", name, iface);
@@ -194,7 +193,7 @@ memif_client(const char *device)
 	char role[16];
 
 	return strncmp(device, "net_memif", 9) == 0 &&
-	       devarg(device, "role", role, sizeof(role)) != NULL &&
+	       port_devarg(device, "role", role, sizeof(role)) != NULL &&
 	       strcmp(role, "client") == 0;
 }
 
@@ -259,8 +258,8 @@ port_start(struct dpdat_port *p, const char *device, unsigned int wait_s)
 
 	if (!memif_client(device))
 		return rte_eth_dev_start(p->port_id);
-	devarg(device, "socket", path, sizeof(path));
-	devarg(device, "socket-abstract", abs, sizeof(abs));
+	port_devarg(device, "socket", path, sizeof(path));
+	port_devarg(device, "socket-abstract", abs, sizeof(abs));
 	abstract = strcmp(abs, "no") != 0;
 	for (;;) {
 		ret = rte_eth_dev_start(p->port_id);

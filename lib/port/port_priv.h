@@ -159,6 +159,11 @@ void port_steer_remove(struct dpdat_port *p);
 void port_telemetry_add(struct dpdat_port *p);
 void port_telemetry_del(struct dpdat_port *p);
 
+/* The value of key= in device arguments ("name,key=value,..."), copied to
+ * out, or NULL (absent, or longer than len - 1). */
+const char *port_devarg(const char *device, const char *key, char *out,
+			size_t len);
+
 /* kern.c: ports on an interface the kernel owns (af_xdp, af_packet, a PCI
  * NIC with a kernel netdev). port_kern_ifname: that interface, -ENOENT when
  * the device has none; the address, MTU and XDP helpers take its name. */
