@@ -17,13 +17,15 @@ build=${1:-${BUILD:-build}}
 tp=$build/app/dpdat-testpmd/dpdat-testpmd
 [ -x "$tp" ] || { echo "demo: $tp not built (devtools/build.sh)"; exit 1; }
 sock=/tmp/dpdat-demo-$$.sock
-trap 'rm -f "$sock"; kill $srv 2>/dev/null || true' EXIT
+srv=
+trap 'rm -f "$sock"; kill ${srv:-} 2>/dev/null || true' EXIT
 devargs=() srv_ns=() cli_ns=()
 if [ -n "${DPDAT_NETNS:-}" ]; then
 	. test/integration/netns.sh
+	dev=$(netns_dev "$DPDAT_NETNS")
 	netns_up 1500
-	trap 'rm -f "$sock"; kill $srv 2>/dev/null || true; netns_down' EXIT
-	devargs=(--dev "$(netns_dev "$DPDAT_NETNS")")
+	trap 'netns_down; rm -f "$sock"; kill ${srv:-} 2>/dev/null || true' EXIT
+	devargs=(--dev "$dev")
 	srv_ns=(ip netns exec "$NS_A") cli_ns=(ip netns exec "$NS_B")
 fi
 side() {	# role: run one side, its lines prefixed; EAL chatter dropped

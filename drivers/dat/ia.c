@@ -20,6 +20,8 @@
  */
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,11 +65,18 @@ parse_params(const char *params, struct dd_ia_conf *c)
 			if (*end != '\0' || c->mtu > 9600)
 				return -1;
 		} else if (strncmp(w, "eal=", 4) == 0) {
+			if (strlen(w + 4) >= sizeof(c->eal))
+				return -1;	/* never cut short */
 			snprintf(c->eal, sizeof(c->eal), "%s", w + 4);
 		} else if (strncmp(w, "cpu=", 4) == 0) {
-			c->cpu = (int)strtol(w + 4, &end, 10);
-			if (*end != '\0' || end == w + 4 || c->cpu < 0)
+			long cpu;
+
+			errno = 0;
+			cpu = strtol(w + 4, &end, 10);
+			if (errno != 0 || *end != '\0' || end == w + 4 ||
+			    cpu < 0 || cpu >= CPU_SETSIZE)
 				return -1;
+			c->cpu = (int)cpu;
 		} else {
 			return -1;
 		}
@@ -87,9 +96,12 @@ eal_words(char *eal, const char **args, unsigned int max)
 	char *save = NULL, *w;
 	unsigned int n = 0;
 
-	for (w = strtok_r(eal, ";", &save); w != NULL && n < max;
-	     w = strtok_r(NULL, ";", &save))
+	for (w = strtok_r(eal, ";", &save); w != NULL;
+	     w = strtok_r(NULL, ";", &save)) {
+		if (n == max)
+			return max + 1;	/* too many: the caller refuses */
 		args[n++] = w;
+	}
 	return n;
 }
 
@@ -122,6 +134,12 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 		snprintf(eal, sizeof(eal), "%s", conf->eal);
 		ec.extra_args = eal_args;
 		ec.n_extra_args = eal_words(eal, eal_args, RTE_DIM(eal_args));
+		if (ec.n_extra_args > RTE_DIM(eal_args)) {
+			fprintf(stderr, "dpdat DAT: %s: eal= has more than %u "
+				"arguments\n", name,
+				(unsigned int)RTE_DIM(eal_args));
+			goto out;
+		}
 		if (dpdat_eal_init(&ec) < 0) {
 			fprintf(stderr, "dpdat DAT: EAL: %s\n",
 				rte_strerror(rte_errno));

@@ -835,7 +835,7 @@ on_rtu(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 }
 
 static void
-on_rej(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
+on_rej(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip)
 {
 	struct dpdat_cm_conn *c = find_conn(cm, cm_get32(p, REJ_REMOTE_ID),
 					    ip);
@@ -843,8 +843,7 @@ on_rej(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 
 	if (c == NULL || (c->state != CS_REQ_SENT && c->state != CS_REP_SENT))
 		return;
-	if (reason == CM_REJ_INVALID_MTU && c->state == CS_REQ_SENT &&
-	    c->remote.pmtu > 256) {
+	if (reason == CM_REJ_INVALID_MTU && c->state == CS_REQ_SENT) {
 		/* the passive side carries less: its largest path MTU is in
 		 * the additional information (high or low nibble), else
 		 * half ours; the same request again */
@@ -852,8 +851,18 @@ on_rej(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 		uint16_t theirs = cm_mtu_dec(ari >> 4 ? ari >> 4 : ari & 0xf);
 		uint16_t pmtu = c->remote.pmtu / 2;
 
+		/* an answer to an earlier REQ (a duplicate REJ, or one for
+		 * a REQ sent again) must not lower it twice: the passive
+		 * side would take the new REQ for the one it accepted */
+		if (tid != c->tid)
+			return;
 		if (theirs != 0 && theirs < pmtu)
 			pmtu = theirs;
+		if (pmtu < 256 || (theirs != 0 && theirs >= c->remote.pmtu)) {
+			conn_close(c, DPDAT_CM_REJECTED, p + REJ_PDATA,
+				   REJ_PDATA_LEN, reason);
+			return;
+		}
 		RC_LOG(INFO, "peer takes PMTU %u at most: asking again",
 		       pmtu);
 		c->remote.pmtu = pmtu;
@@ -940,7 +949,7 @@ cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
 		on_rtu(cm, mad + CM_HDR_LEN, ip->src_addr);
 		break;
 	case CM_ATTR_REJ:
-		on_rej(cm, mad + CM_HDR_LEN, ip->src_addr);
+		on_rej(cm, mad + CM_HDR_LEN, tid, ip->src_addr);
 		break;
 	case CM_ATTR_DREQ:
 		on_dreq(cm, mad + CM_HDR_LEN, ip->src_addr);
@@ -1027,8 +1036,9 @@ dpdat_cm_connect(struct dpdat_qp *qp, uint32_t ipv4, uint64_t conn_qual,
 		rte_errno = EBADF;
 		return NULL;
 	}
-	if (plen > (conn_qual <= 0xffff ? DPDAT_CM_REQ_PDATA_MAX_IP :
-		    DPDAT_CM_REQ_PDATA_MAX) || (plen && pdata == NULL) ||
+	if (plen > (cm_ip_service(service_of(conn_qual)) ?
+		    DPDAT_CM_REQ_PDATA_MAX_IP : DPDAT_CM_REQ_PDATA_MAX) ||
+	    (plen && pdata == NULL) ||
 	    qp->state != DPDAT_QPS_INIT) {
 		rte_errno = EINVAL;
 		return NULL;

@@ -253,10 +253,14 @@ eal_args_build(const struct dpdat_eal_conf *c, const struct eal_user *u,
 {
 	static const char *const cores[] = { "-l", "-c", "--lcores", NULL };
 	static const char *const prefix_opt[] = { "--file-prefix", NULL };
-	static const char *const mem_opt[] = { "--no-huge", "--in-memory",
-		"-m", "--socket-mem", "--huge-dir", NULL };
-	static const char *const dev_opt[] = { "-a", "--allow", "-b",
-		"--block", "--no-pci", NULL };
+	/* a memory mode of the user's replaces dpdat's; a size only its -m */
+	static const char *const mode_opt[] = { "--no-huge", "--in-memory",
+		"--legacy-mem", NULL };
+	static const char *const size_opt[] = { "-m", "--socket-mem", NULL };
+	/* an allow-list (or the user's own --no-pci) replaces --no-pci; a
+	 * block list does not: every other PCI device would be probed */
+	static const char *const dev_opt[] = { "-a", "--allow", "--no-pci",
+		NULL };
 	char num[32], prefix[64];
 	int pci = 0, ret = 0;
 	unsigned int i;
@@ -282,13 +286,14 @@ eal_args_build(const struct dpdat_eal_conf *c, const struct eal_user *u,
 		    prefix);
 	/* no runtime or hugepage files to leak if the process dies;
 	 * --no-huge implies legacy memory, which refuses --in-memory */
-	if (user_has(u, mem_opt)) {
-		/* the user chose the memory */
+	if (user_has(u, mode_opt)) {
+		/* the user chose the memory mode */
 	} else if (mode == DPDAT_MEM_MODE_NOHUGE) {
 		snprintf(num, sizeof(num), "%u", mb);
 		ADD("%s", "--no-huge");
 		ADD("%s", "--no-shconf");
-		ADD("-m%s", num);
+		if (!user_has(u, size_opt))
+			ADD("-m%s", num);
 	} else {
 		ADD("%s", "--in-memory");
 	}

@@ -28,7 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -324,8 +327,17 @@ port_kern_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 		e->tries = 0;
 		return -EHOSTUNREACH;
 	}
-	if (e->tries % KERN_USE_EVERY == 0 && kern_neigh_use(p, ip) == 0)
-		p->st.tx_arp++;	/* the kernel's request, on our behalf */
+	if (e->tries % KERN_USE_EVERY == 0) {
+		int r = kern_neigh_use(p, ip);
+
+		if (r == 0)
+			p->st.tx_arp++;	/* the kernel's request, for us */
+		else if (e->tries == 0)
+			PORT_LOG(WARNING, "%s: cannot ask the kernel to resolve "
+				 "a neighbour (%s; CAP_NET_ADMIN needed): only "
+				 "entries it already has are found", p->name,
+				 strerror(-r));
+	}
 	e->tries++;
 	return ret < 0 && ret != -EAGAIN && ret != -ETIMEDOUT ? ret : -EAGAIN;
 }
@@ -335,12 +347,14 @@ port_kern_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 const char *
 port_kern_xdp_prog(void)
 {
+	/* where it is installed first: an installed library run as root
+	 * must not load an object from a build tree someone else may write */
 	static const char *const where[] = {
-#ifdef DPDAT_XDP_OBJ_BUILD
-		DPDAT_XDP_OBJ_BUILD,
-#endif
 #ifdef DPDAT_XDP_OBJ_INSTALL
 		DPDAT_XDP_OBJ_INSTALL,
+#endif
+#ifdef DPDAT_XDP_OBJ_BUILD
+		DPDAT_XDP_OBJ_BUILD,
 #endif
 	};
 	const char *env = getenv("DPDAT_XDP_PROG");
@@ -419,6 +433,31 @@ kern_xdp_map(uint32_t prog_id, const char *map_name, char *prog_name)
 	return mfd;
 }
 
+int
+port_kern_xdp_lock(const char *ifname)
+{
+	char path[128];
+	struct stat ns;
+	int fd;
+
+	/* one lock an interface of a network namespace (ifindexes repeat
+	 * across namespaces), held for the port's life */
+	if (stat("/proc/self/ns/net", &ns) != 0)
+		ns.st_ino = 0;
+	snprintf(path, sizeof(path), "/tmp/dpdat-xdp-%lu-%u.lock",
+		 (unsigned long)ns.st_ino, if_nametoindex(ifname));
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		PORT_LOG(ERR, "%s: another dpdat process has an af_xdp port "
+			 "on it", ifname);
+		return -EBUSY;
+	}
+	return fd;
+}
+
 void
 port_kern_xdp_stale(const char *ifname)
 {
@@ -435,8 +474,9 @@ port_kern_xdp_stale(const char *ifname)
 		close(fd);
 	if (strcmp(name, "dpdat_xdp") != 0)
 		return;	/* somebody else's: the PMD will say it is busy */
-	/* a dpdat process that died kept it there: the PMD refuses to
-	 * attach over it */
+	/* we hold the interface's lock (port_kern_xdp_lock), so the dpdat
+	 * process that put it there is gone: the PMD refuses to attach over
+	 * it */
 	if (bpf_xdp_detach(ifindex, 0, NULL) == 0)
 		PORT_LOG(NOTICE, "%s: removed the XDP program a dpdat process "
 			 "left on it", ifname);

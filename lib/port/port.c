@@ -125,7 +125,8 @@ memif_stale_socket(const char *device)
 /* Probe devargs unless a port of that name (or the device named by the
  * devargs) already exists; return its port id. */
 static int
-port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
+port_find_or_probe(const char *device, uint16_t *port_id, bool *probed,
+		   int *xdp_lock)
 {
 	char name[RTE_DEV_NAME_MAX_LEN], iface[IF_NAMESIZE];
 	const char *comma = strchr(device, ',');
@@ -147,8 +148,12 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed)
 				 "namespace (ip link shows them)", name, iface);
 			return -ENODEV;
 		}
-		if (strncmp(device, "net_af_xdp", 10) == 0)
+		if (strncmp(device, "net_af_xdp", 10) == 0) {
+			*xdp_lock = port_kern_xdp_lock(iface);
+			if (*xdp_lock < 0)
+				return *xdp_lock == -EBUSY ? -EBUSY : -ENODEV;
 			port_kern_xdp_stale(iface);
+		}
 	}
 	ret = rte_dev_probe(device);
 	if (ret < 0) {
@@ -462,10 +467,12 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	p->ip = a.s_addr;
 	p->mtu = conf->mtu ? conf->mtu : 1500;
 	p->guard_fd = -1;
+	p->xdp_lock = -1;
 	p->tsc_hz = rte_get_tsc_hz();
 	ret = port_devargs(conf->device, p->mtu, devargs, sizeof(devargs));
 	if (ret == 0)
-		ret = port_find_or_probe(devargs, &p->port_id, &p->probed);
+		ret = port_find_or_probe(devargs, &p->port_id, &p->probed,
+					 &p->xdp_lock);
 	if (ret < 0)
 		goto err_free;
 	rte_eth_dev_get_name_by_port(p->port_id, p->name);
@@ -534,11 +541,17 @@ err_stop:
 	port_kern_stop(p);
 	rte_eth_dev_stop(p->port_id);
 err_pool:
+	/* the device first: af_xdp's kernel socket writes into the pool */
+	if (p->probed)
+		port_detach(p->port_id);
 	rte_mempool_free(p->pool);
+	goto err_free;
 err_detach:
 	if (p->probed)
 		port_detach(p->port_id);
 err_free:
+	if (p->xdp_lock >= 0)
+		close(p->xdp_lock);
 	free(p);
 	rte_errno = -ret;
 	return NULL;
@@ -561,6 +574,8 @@ dpdat_port_free(struct dpdat_port *p)
 	if (p->probed)
 		port_detach(p->port_id);
 	rte_mempool_free(p->pool);
+	if (p->xdp_lock >= 0)
+		close(p->xdp_lock);	/* after the detach took the program */
 	free(p);
 	return 0;
 }

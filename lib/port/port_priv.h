@@ -88,6 +88,7 @@ struct dpdat_port {
 	struct mnl_socket *nl;		/* rtnetlink, for neighbours */
 	uint32_t nl_seq;
 	int guard_fd;			/* af_packet: UDP 4791 held, or -1 */
+	int xdp_lock;			/* af_xdp: the interface's lock, or -1 */
 	struct port_neigh neigh[PORT_NEIGH_SIZE];
 };
 
@@ -173,6 +174,7 @@ int port_kern_ipv4(const char *ifname, uint32_t *ip);
 bool port_kern_has_ipv4(const char *ifname, uint32_t ip);
 int port_kern_mtu(const char *ifname, uint16_t *mtu);
 const char *port_kern_xdp_prog(void);
+int port_kern_xdp_lock(const char *ifname);
 void port_kern_xdp_stale(const char *ifname);
 int port_kern_start(struct dpdat_port *p, const char *driver);
 void port_kern_stop(struct dpdat_port *p);

@@ -41,11 +41,21 @@ for i in $(seq 100); do
 done
 grep -q "#bytes" "$dir/client.log" || { cat "$dir"/*.log; fail "dpdat-perf did not start"; }
 echo "dpdat-perf streaming over $kind; now the kernels talk on the same veth0"
-pinned=$(for p in $(pgrep -x dpdat-perf); do
+pinned=$(for p in $(pgrep -x -P "$spid,$cpid" dpdat-perf); do
 	awk '/^Cpus_allowed_list/ { print $2 }' "/proc/$p/status"; done | sort | xargs)
 want=$(printf '%s\n' 0 $ccpu | sort | xargs)
 [ "$pinned" = "$want" ] || fail "--cpu: the pollers run on CPUs '$pinned', not '$want'"
 echo "pollers pinned to CPUs $pinned"
+
+# one dpdat af_xdp port an interface: a second one is refused, and the
+# first goes on
+if [ "$kind" = af_xdp ]; then
+	ip netns exec "$NS_A" timeout 20 "$perf" write_bw --dev "$dev" -p 18600 \
+		>"$dir/second.log" 2>&1
+	grep -q "another dpdat process has an af_xdp port" "$dir/second.log" ||
+		{ cat "$dir/second.log"; fail "a second af_xdp port on veth0 was not refused"; }
+	echo "a second af_xdp port on the same interface: refused"
+fi
 
 # ARP: both kernels forget each other and must resolve again
 ip -n "$NS_A" neigh flush dev veth0

@@ -6,7 +6,8 @@
 # and removed by the caller. Source it, then:
 #   netns_up [mtu]   host A (server, 198.18.0.1/24) and host B (client,
 #                    198.18.0.2/24), each with "veth0"; NS_A, NS_B name them;
-#                    NETNS_MTU_B gives B's end another MTU
+#                    NETNS_MTU_B gives B's end another MTU (veth pair
+#                    only: through a bridge every end has the same)
 #   netns_bridge     later hosts join a bridge instead (call before netns_up;
 #                    netns_add_host C 198.18.0.3 adds one)
 #   netns_down       removes everything (netns_up arms it on every exit path:

@@ -126,6 +126,14 @@ test_user_wins(void)
 	CU_ASSERT(has("-l2"));
 	build(&c, "--lcores=3", DPDAT_MEM_MODE_HUGE);
 	CU_ASSERT(!has("-l0"));
+	/* a size is not a mode: dpdat's mode stays, only its -m goes */
+	build(&c, "-m 512", DPDAT_MEM_MODE_HUGE);
+	CU_ASSERT(has("--in-memory"));
+	build(&c, "-m 512", DPDAT_MEM_MODE_NOHUGE);
+	CU_ASSERT(has("--no-huge") && !has("-m256"));
+	/* a block list keeps --no-pci (else every other device is probed) */
+	build(&c, "-b 0000:00:03.0", DPDAT_MEM_MODE_HUGE);
+	CU_ASSERT(has("--no-pci"));
 }
 
 static void
