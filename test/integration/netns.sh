@@ -24,11 +24,16 @@ NS_HOSTS=()
 
 netns_down() {	# never fails: it runs in traps, under set -e too
 	local ns
+	local ino
 	for ns in "${NS_HOSTS[@]}"; do
 		# processes left in the namespace go first: a namespace with
 		# a live process outlives its deletion
 		{ ip netns pids "$ns" 2>/dev/null | xargs -r kill -9; } \
 			2>/dev/null || true
+		# dpdat's af_xdp lock files name the namespace (lib/port/kern.c)
+		ino=$(ip netns exec "$ns" stat -L -c %i /proc/self/ns/net \
+			2>/dev/null) || ino=
+		[ -z "$ino" ] || rm -f /tmp/dpdat-xdp-"$ino"-*.lock
 		ip netns del "$ns" 2>/dev/null || true
 	done
 	if [ -n "$NS_BR" ]; then
