@@ -104,43 +104,51 @@ port_kern_ifname(const char *device, const char *driver, const char *bus,
 	return kern_pci_ifname(name, ifname);
 }
 
-int
-port_kern_ipv4(const char *ifname, uint32_t *ip)
+/* The IPv4 addresses of ifname: how many, the first in *first (when not
+ * NULL), whether want is one of them. -errno when they cannot be read. */
+static int
+kern_ipv4_walk(const char *ifname, uint32_t *first, uint32_t want,
+	       bool *found)
 {
 	struct ifaddrs *ifa, *a;
+	uint32_t ip;
 	int n = 0;
 
 	if (getifaddrs(&ifa) != 0)
 		return -errno;
+	*found = false;
 	for (a = ifa; a != NULL; a = a->ifa_next) {
 		if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_INET ||
 		    strcmp(a->ifa_name, ifname) != 0)
 			continue;
-		if (n++ == 0)
-			*ip = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
+		ip = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr;
+		if (n++ == 0 && first != NULL)
+			*first = ip;
+		*found = *found || ip == want;
 	}
 	freeifaddrs(ifa);
+	return n;
+}
+
+int
+port_kern_ipv4(const char *ifname, uint32_t *ip)
+{
+	bool found;
+	int n = kern_ipv4_walk(ifname, ip, 0, &found);
+
 	if (n > 1)
 		PORT_LOG(NOTICE, "%s has %d IPv4 addresses: dpdat takes the "
 			 "first (ipv4= names another)", ifname, n);
-	return n ? 0 : -EADDRNOTAVAIL;
+	return n > 0 ? 0 : n < 0 ? n : -EADDRNOTAVAIL;
 }
 
-bool
-port_kern_has_ipv4(const char *ifname, uint32_t ip)
+/* Is ip one of ifname's addresses? (true when that cannot be told) */
+static bool
+kern_has_ipv4(const char *ifname, uint32_t ip)
 {
-	struct ifaddrs *ifa, *a;
-	bool found = false;
+	bool found;
 
-	if (getifaddrs(&ifa) != 0)
-		return true;	/* cannot tell: do not complain */
-	for (a = ifa; a != NULL && !found; a = a->ifa_next)
-		found = a->ifa_addr != NULL &&
-			a->ifa_addr->sa_family == AF_INET &&
-			strcmp(a->ifa_name, ifname) == 0 &&
-			((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr == ip;
-	freeifaddrs(ifa);
-	return found;
+	return kern_ipv4_walk(ifname, NULL, ip, &found) < 0 || found;
 }
 
 int
@@ -561,7 +569,7 @@ port_kern_start(struct dpdat_port *p, const char *driver)
 		PORT_LOG(ERR, "%s: rtnetlink: %s", p->name, strerror(-ret));
 		return ret;
 	}
-	if (!port_kern_has_ipv4(p->ifname, p->ip))
+	if (!kern_has_ipv4(p->ifname, p->ip))
 		PORT_LOG(WARNING, "%s: our address is not one of %s's: the "
 			 "kernel will not answer ARP for it, so peers cannot "
 			 "reach us (ip addr add it, or use ipv4=auto)",

@@ -171,7 +171,6 @@ const char *port_devarg(const char *device, const char *key, char *out,
 int port_kern_ifname(const char *device, const char *driver, const char *bus,
 		     char *ifname);
 int port_kern_ipv4(const char *ifname, uint32_t *ip);
-bool port_kern_has_ipv4(const char *ifname, uint32_t ip);
 int port_kern_mtu(const char *ifname, uint16_t *mtu);
 const char *port_kern_xdp_prog(void);
 int port_kern_xdp_lock(const char *ifname);
