@@ -153,6 +153,8 @@ usage(void)
 	       "                        beside the kernel: the interface's)\n"
 	       "      --cpu N           dpdat: run on CPU N (the engine polls\n"
 	       "                        in this thread)\n"
+	       "      --go-back-n       dpdat: never selective repeat (recover\n"
+	       "                        loss as a peer that is not dpdat)\n"
 	       "EAL arguments (before --) go to DPDK: -l, -a, --file-prefix...\n");
 }
 
@@ -240,6 +242,7 @@ option(int c, const char *arg)
 		o->mtu_set = 1;
 		break;
 	case 'C': o->cpu = app_cpu_arg("dpdat-perf", arg); o->pin = 1; break;
+	case 'G': o->gbn = 1; break;
 	case 'h': usage(); exit(0);
 	}
 }
@@ -255,7 +258,7 @@ parse(int argc, char **argv)
 		{ "report_gbits", 0, NULL, 'g' }, { "out_json", 1, NULL, 'j' },
 		{ "transport", 1, NULL, 'T' }, { "dev", 1, NULL, 'd' },
 		{ "ip", 1, NULL, 'i' }, { "port_mtu", 1, NULL, 'M' },
-		{ "cpu", 1, NULL, 'C' },
+		{ "cpu", 1, NULL, 'C' }, { "go-back-n", 0, NULL, 'G' },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	struct perf_opts *o = &perf_opt;
 	int c, lat;

@@ -44,6 +44,7 @@ struct perf_opts {
 	int mtu_set;		/* --port_mtu given */
 	int pin;		/* --cpu given */
 	unsigned int cpu;
+	int gbn;		/* --go-back-n */
 };
 
 extern struct perf_opts perf_opt;

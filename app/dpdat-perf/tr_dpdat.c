@@ -67,6 +67,7 @@ open_dev(void)
 	/* beside the kernel the interface's MTU, unless told */
 	dc.port.mtu = strcmp(o->ip, "auto") == 0 && !o->mtu_set ? 0 : o->mtu;
 	dc.port.link_wait_s = 30;
+	dc.go_back_n = o->gbn != 0;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL)
 		perf_die("device %s: %s", o->dev, rte_strerror(rte_errno));
@@ -301,7 +302,8 @@ port_counters(void)
 {
 	struct dpdat_port_stats ps;
 	struct dpdat_qp_stats qs;
-	uint64_t rexmit = 0, tmo = 0, naks = 0;
+	uint64_t rexmit = 0, tmo = 0, naks = 0, probes = 0, ign = 0, resent = 0;
+	uint64_t srtt = 0, sresent = 0, held = 0;
 
 	if (dpdat_port_stats(dpdat_dev_port(dev), &ps) != 0)
 		return;
@@ -310,17 +312,27 @@ port_counters(void)
 			rexmit += qs.retransmits;
 			tmo += qs.timeouts;
 			naks += qs.naks_rcvd;
+			probes += qs.probes;
+			sresent += qs.sack_resent;
+			held += qs.held;
+			ign += qs.naks_ignored;
+			resent += qs.tx_resent;
+			srtt = RTE_MAX(srtt, qs.srtt_ns);
 		}
 	fprintf(stderr, "dpdat-perf: %s port: rx %" PRIu64 " tx %" PRIu64
 		" roce %" PRIu64 "; dropped: not ours %" PRIu64 " malformed %"
 		PRIu64 " bad header %" PRIu64 " icrc %" PRIu64 " tx full %"
 		PRIu64 "; device: missed %" PRIu64 " errors %" PRIu64 "/%"
 		PRIu64 "; QPs: retransmits %" PRIu64 " timeouts %" PRIu64
-		" NAKs %" PRIu64 "\n", perf_opt.server ? "server" : "client",
+		" NAKs %" PRIu64 " (%" PRIu64 " repeats ignored) probes %"
+		PRIu64 " packets resent %" PRIu64 " (%" PRIu64 " on SACKs) "
+		"held %" PRIu64 " srtt %.1f us\n",
+		perf_opt.server ? "server" : "client",
 		ps.rx_pkts, ps.tx_pkts, ps.rx_roce, ps.drop_not_ours,
 		ps.drop_malformed, ps.drop_bad_hdr, ps.drop_icrc,
 		ps.drop_tx_full, ps.dev_imissed, ps.dev_ierrors, ps.dev_oerrors,
-		rexmit, tmo, naks);
+		rexmit, tmo, naks, ign, probes, resent, sresent, held,
+		srtt / 1e3);
 }
 
 static void

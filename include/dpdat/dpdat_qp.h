@@ -51,6 +51,9 @@ struct dpdat_dev_conf {
 	 *  thread to cpu. */
 	bool pin_cpu;
 	unsigned int cpu;
+	/** Never offer or accept selective repeat (DPDAT_QP_EXT_SACK): every
+	 *  QP speaks go-back-N, as with a peer that is not dpdat. */
+	bool go_back_n;
 };
 
 /**
@@ -257,7 +260,16 @@ struct dpdat_qp_remote {
 	uint8_t rnr_retry;		/**< 0..7, 7 = infinite */
 	uint8_t timeout;		/**< IB encoding: 4.096 us * 2^timeout; 0: 14 */
 	uint8_t max_rd_atomic;		/**< READs in flight; 0: 16 */
+	/** Extensions both ends agreed on (DPDAT_QP_EXT_*), 0 for plain
+	 *  RoCEv2 RC: the connection manager sets them between dpdat peers;
+	 *  a consumer exchanging QP details itself sets them only when it
+	 *  knows the peer is dpdat and agreed. */
+	uint8_t ext;
 };
+
+/** Selective repeat: the responder holds packets after a gap and its NAKs
+ *  say what it holds; the requester resends only what is missing. */
+#define DPDAT_QP_EXT_SACK	0x01
 
 /** Result of dpdat_qp_query(). */
 struct dpdat_qp_info {
@@ -278,6 +290,18 @@ struct dpdat_qp_stats {
 	uint64_t naks_sent, naks_rcvd, rnr_naks_sent, rnr_naks_rcvd;
 	uint64_t dup_rcvd, out_of_seq;
 	uint64_t tx_zerocopy;		/**< packets sent without copying */
+	/** Tail probes: the last packet sent again, asking for an ACK, when
+	 *  nothing was acknowledged for about two round trips. */
+	uint64_t probes;
+	/** Sequence NAKs ignored: a repeat of one already acted on less than
+	 *  a round trip ago. */
+	uint64_t naks_ignored;
+	uint64_t tx_resent;		/**< packets sent more than once */
+	/** Selective repeat: packets resent because a SACK showed them
+	 *  lost; packets the responder held after a gap. */
+	uint64_t sack_resent, held;
+	uint64_t srtt_ns;		/**< smoothed round trip (0: no sample) */
+	uint64_t rto_ns;		/**< current retransmit timeout */
 };
 
 /**

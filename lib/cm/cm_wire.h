@@ -50,6 +50,10 @@
 #define REQ_HOPLIMIT	93
 #define REQ_SL		94	/* SL:4 subnet local:1 rsvd:3 */
 #define REQ_ACKTO	95	/* local ACK timeout:5 rsvd:3 */
+/* dpdat's extensions ride in reserved bits, which other CMs send as zero
+ * and ignore: the REQ offers (low bits of the local ACK timeout byte), the
+ * REP accepts (low bits of the RNR retry byte). Only between dpdat peers. */
+#define CM_EXT_SACK	0x01	/* selective repeat (DPDAT_QP_EXT_SACK) */
 #define REQ_PDATA	140
 #define REQ_PDATA_LEN	92
 

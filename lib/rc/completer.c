@@ -18,6 +18,22 @@ swqe(struct dpdat_qp *qp, uint32_t idx)
 	return &qp->sq[idx & (qp->sq_size - 1)];
 }
 
+/* una moves forward to psn: the peer is alive and taking data. The packet
+ * being timed, if now acknowledged, gives a round-trip sample. */
+static void
+progress(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
+{
+	if (qp->rtt_tsc != 0 && roce_psn_diff(psn, qp->rtt_psn) > 0) {
+		rc_rtt_sample(&qp->rtt, now - qp->rtt_tsc);
+		qp->rtt_tsc = 0;
+	}
+	qp->una = psn;
+	qp->progress_tsc = now;
+	qp->probed = false;
+	qp->retries_left = qp->retry_cnt;
+	qp->read_gap = false;
+}
+
 /* The peer has everything up to and including psn: complete the WRs it
  * covers, stopping at a READ whose responses are not all in. */
 static void
@@ -49,11 +65,8 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 					   ROCE_PSN_MASK);
 	}
 	if (roce_psn_diff(roce_psn_add(psn, 1), qp->una) > 0) {
-		qp->una = roce_psn_add(psn, 1);
-		qp->progress_tsc = now;
-		qp->retries_left = qp->retry_cnt;
+		progress(qp, roce_psn_add(psn, 1), now);
 		qp->rnr_left = qp->rnr_retry;
-		qp->read_gap = false;
 	}
 	/* a go-back rewound below what the peer now has: skip ahead */
 	if (roce_psn_diff(qp->una, qp->psn) > 0)
@@ -73,22 +86,17 @@ rc_complete_acked(struct dpdat_qp *qp)
 static void
 remote_error(struct dpdat_qp *qp, uint32_t psn, enum dpdat_wc_status status)
 {
-	struct rc_swqe *w;
 	uint32_t i;
 
 	ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK), rte_get_tsc_cycles());
-	for (i = qp->sq_head; i != qp->sq_started; i++) {
-		w = swqe(qp, i);
-		if (roce_psn_diff(psn, w->first_psn) >= 0 &&
-		    roce_psn_diff(psn, w->first_psn) < (int32_t)w->npkts)
-			break;
-	}
+	i = rc_swqe_of_psn(qp, psn);
 	RC_LOG(INFO, "qp %u: remote error %d at psn %u", qp->qpn, status, psn);
 	rc_qp_fail(qp, i != qp->sq_started ? i : qp->sq_head, status);
 }
 
 static void
-on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, uint64_t now)
+on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, const uint8_t *sack,
+       uint64_t now)
 {
 	const uint32_t prev = roce_psn_add(psn, ROCE_PSN_MASK);
 
@@ -111,6 +119,8 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, uint64_t now)
 		/* the peer's timer code is advisory: wait our fixed delay */
 		qp->rnr_until = now + qp->dev->tsc_hz * RC_RNR_DELAY_US /
 				      1000000;
+		/* the peer answers: its RNR budget, not the retry one */
+		qp->progress_tsc = now;
 		rc_go_back(qp, psn);
 		break;
 	default:	/* NAKs */
@@ -118,6 +128,20 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, uint64_t now)
 		switch (syn) {
 		case ROCE_AETH_NAK_PSN:
 			ack_upto(qp, prev, now);
+			if (sack != NULL && qp->state == DPDAT_QPS_RTS) {
+				rc_sr_on_sack(qp, psn, sack, now);
+				break;
+			}
+			/* the responder repeats its NAK while packets after
+			 * the gap arrive: act once a round trip */
+			if (psn == qp->gb_psn &&
+			    now - qp->gb_tsc < rc_rtt_pto(&qp->rtt)) {
+				qp->st.naks_ignored++;
+				break;
+			}
+			qp->gb_psn = psn;
+			qp->gb_tsc = now;
+			qp->rexmit_tsc = now;
 			rc_go_back(qp, psn);
 			break;
 		case ROCE_AETH_NAK_INV_REQ:
@@ -177,10 +201,7 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		return;
 	}
 	w->done_pkts++;
-	qp->una = roce_psn_add(psn, 1);
-	qp->progress_tsc = now;
-	qp->retries_left = qp->retry_cnt;
-	qp->read_gap = false;
+	progress(qp, roce_psn_add(psn, 1), now);
 	if (w->done_pkts == w->npkts) {
 		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
 		qp->sq_head++;
@@ -201,6 +222,7 @@ rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
 	const uint64_t now = rte_get_tsc_cycles();
 	const uint32_t psn = roce_bth_psn(bth);
 	const uint8_t op = bth->opcode;
+	uint8_t sack[RC_SACK_LEN];
 	struct roce_aeth aeth;
 	uint8_t syn = ROCE_AETH_ACK;
 
@@ -211,7 +233,15 @@ rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
 		syn = rte_be_to_cpu_32(aeth.smsn) >> 24;
 	}
 	if (op == ROCE_OP_ACK) {
-		on_ack(qp, psn, syn, now);
+		/* a SACK only from a peer that agreed to selective repeat;
+		 * from any other an ACK has no payload (the dispatcher) */
+		if (paylen == RC_SACK_LEN && qp->sr != NULL) {
+			rc_mbuf_copy(m, hdr_off + sizeof(aeth), sack,
+				     RC_SACK_LEN);
+			on_ack(qp, psn, syn, sack, now);
+		} else if (paylen == 0) {
+			on_ack(qp, psn, syn, NULL, now);
+		}
 		return;
 	}
 	on_read_resp(qp, m, op, psn, hdr_off + roce_ext_len(op), paylen, now);

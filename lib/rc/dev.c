@@ -221,7 +221,9 @@ rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 		goto drop;
 	}
 	paylen = len - off - sizeof(*bth) - ext - pad - ROCE_ICRC_LEN;
-	if (paylen != 0 && !(roce_op_flags[bth->opcode] & ROCE_F_PAYLOAD)) {
+	/* an ACK may carry a SACK, checked against the QP's agreement */
+	if (paylen != 0 && !(roce_op_flags[bth->opcode] & ROCE_F_PAYLOAD) &&
+	    (bth->opcode != ROCE_OP_ACK || paylen != RC_SACK_LEN)) {
 		dev->port->st.drop_bad_hdr++;
 		goto drop;
 	}
@@ -297,15 +299,15 @@ rc_engine_iter(struct dpdat_dev *dev)
 			rc_complete_acked(qp);
 		if (qp->state == DPDAT_QPS_RTS) {
 			rc_responder_reads(qp);
+			/* deadlines are scanned, no timer per packet */
+			if (qp->sq_head != qp->sq_started)
+				rc_requester_timer(qp, now);
 			rc_requester(qp, now);
 		}
 	}
 	cm_progress(dev, now);
 	if (now - dev->last_timer > dev->tsc_hz / 1000) {
 		dev->last_timer = now;
-		for (k = 0; k < dev->n_qps; k++)
-			if (dev->active[k]->state == DPDAT_QPS_RTS)
-				rc_requester_timer(dev->active[k], now);
 		port_timer(dev->port);
 	}
 	rc_tx_flush(dev);
@@ -477,6 +479,10 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		ret = rte_errno;
 		goto err_reader;
 	}
+	dev->go_back_n = conf->go_back_n;
+	/* selective repeat holds received mbufs: at most a quarter of the
+	 * pool, the rest keeps receiving */
+	dev->max_held = dev->port->pool->size / 4;
 	ret = -rc_zc_pool_create(dev);
 	if (ret == 0)
 		ret = -cm_dev_create(dev);

@@ -50,6 +50,7 @@ qp_release(struct dpdat_qp *qp)
 {
 	rte_ring_free(qp->sq_ring);
 	rte_ring_free(qp->rq_ring);
+	rc_sr_disable(qp);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp);
@@ -187,6 +188,16 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	/* IB encoding: 4.096 us * 2^timeout; 14 is 67 ms */
 	us = (4096ull << (r->timeout ? r->timeout : 14)) / 1000;
 	qp->timeout_tsc = (uint64_t)((double)us * dev->tsc_hz / 1e6);
+	qp->wnd = RC_MAX_INFLIGHT;
+	qp->ackreq_every = RC_ACKREQ_EVERY;
+	/* selective repeat when agreed, and memory for it; else go-back-N */
+	if ((r->ext & DPDAT_QP_EXT_SACK) && !dev->go_back_n &&
+	    rc_sr_enable(qp) != 0)
+		RC_LOG(WARNING, "qp %u: no memory for selective repeat: "
+		       "go-back-N", qp->qpn);
+	/* the consumer's timeout bounds the estimated one from above */
+	rc_rtt_init(&qp->rtt, dev->tsc_hz * RC_RTO_FLOOR_US / 1000000,
+		    qp->timeout_tsc, dev->tsc_hz * RC_RTO_INIT_US / 1000000);
 	qp->epsn = r->psn;
 	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
 }
@@ -199,6 +210,7 @@ rc_qp_remote_check(const struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	if (r == NULL || !pmtu_ok(r->pmtu) || r->qpn > ROCE_QPN_MASK ||
 	    r->qpn < 2 || r->psn > ROCE_PSN_MASK || r->retry_cnt > 7 ||
 	    r->rnr_retry > 7 || r->timeout > 31 ||
+	    (r->ext & ~DPDAT_QP_EXT_SACK) != 0 ||
 	    r->pmtu + hdrs > qp->dev->port->mtu)
 		return -EINVAL;
 	return 0;
@@ -242,6 +254,12 @@ dpdat_qp_stats(const struct dpdat_qp *qp, struct dpdat_qp_stats *st)
 	if (st == NULL)
 		return -EINVAL;
 	*st = qp->st;	/* counters: a slightly torn snapshot is fine */
+	if (qp->dev->tsc_hz != 0) {
+		st->srtt_ns = (uint64_t)((double)qp->rtt.srtt * 1e9 /
+					 qp->dev->tsc_hz);
+		st->rto_ns = (uint64_t)((double)qp->rtt.rto * 1e9 /
+					qp->dev->tsc_hz);
+	}
 	return 0;
 }
 
@@ -334,6 +352,7 @@ rc_qp_flush(struct dpdat_qp *qp)
 	qp->sq_send = qp->sq_started = qp->sq_head;
 	qp->reads_out = 0;
 	qp->nres = 0;
+	rc_sr_drop_held(qp);
 }
 
 /* Engine: the QP breaks. */

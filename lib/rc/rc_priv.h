@@ -25,6 +25,7 @@
 #include <dpdat/dpdat_qp.h>
 
 #include "roce.h"
+#include "rtt.h"
 
 extern int dpdat_rc_logtype;
 #define RC_LOG(level, fmt, ...) \
@@ -43,6 +44,11 @@ extern int dpdat_rc_logtype;
 #define RC_RNR_DELAY_US	200		/* our RNR NAK timer (code 8: 0.16 ms) */
 #define RC_RNR_TIMER_CODE 8
 #define RC_MAX_RD	16		/* READs a responder answers at once */
+#define RC_RTO_FLOOR_US	1000		/* lowest retransmit timeout */
+#define RC_RTO_INIT_US	10000		/* before the first round trip sample */
+#define RC_SR_WND	RC_MAX_INFLIGHT	/* selective repeat: PSNs a responder
+					 * holds beyond a gap, bits of a SACK */
+#define RC_SACK_LEN	(RC_SR_WND / 8)	/* SACK bitmap after a NAK's AETH */
 
 /* Zero-copy buffers of one work request: its payload is attached to the
  * transmitted mbufs as an external buffer; the shared info counts the mbufs
@@ -75,6 +81,7 @@ struct rc_swqe {
 	struct rc_zc *zc;	/* zero-copy state, or NULL (copy) */
 	bool zc_own_dropped;	/* the WR's own reference was given up */
 	uint8_t fail;		/* error status to complete with, 0: flush */
+	uint64_t sent_tsc;	/* READ: when its request last left */
 	struct dpdat_sge sge[DPDAT_MAX_SGE];
 };
 
@@ -121,6 +128,25 @@ struct dpdat_srq {
 	/* engine only */
 	struct rc_rwqe *rq;
 	uint32_t size, head, tail;
+};
+
+/* Selective repeat, negotiated between dpdat peers (DPDAT_QP_EXT_SACK).
+ * Responder: packets after a gap are held (each with its mbuf) until the
+ * gap fills, then taken in PSN order as if they had just arrived, so data
+ * still lands in PSN order; every NAK carries a bitmap of what is held.
+ * Requester: the time each packet last left, to resend only what a SACK
+ * shows lost (missing, and sent before something that arrived). */
+struct rc_held {
+	struct rte_mbuf *m;
+	uint16_t off;		/* of the headers after the BTH */
+	uint16_t paylen;
+};
+
+struct rc_sr {
+	struct rc_held held[RC_SR_WND];	/* by PSN modulo the window */
+	uint64_t map[RC_SR_WND / 64];	/* which held[] are in use */
+	uint32_t n_held;
+	uint64_t sent_tsc[RC_SR_WND];	/* requester, by PSN */
 };
 
 enum rc_resp_state {
@@ -174,7 +200,19 @@ struct dpdat_qp {
 	uint32_t since_ackreq;
 	uint32_t reads_out;	/* READ requests sent, not completed */
 	uint32_t retries_left, rnr_left;
-	uint64_t progress_tsc;	/* last time una moved or we (re)sent */
+	uint64_t progress_tsc;	/* last time una moved, or the first send
+				 * after an idle spell: the stall clock */
+	uint64_t rexmit_tsc;	/* last probe or timeout in this stall */
+	struct rc_rtt rtt;	/* round-trip estimator, retransmit timeout */
+	uint32_t rtt_psn;	/* the packet being timed */
+	uint64_t rtt_tsc;	/* when it left; 0: nothing timed */
+	uint32_t gb_psn;	/* PSN of the last go-back on a sequence NAK */
+	uint64_t gb_tsc;	/* and when it happened */
+	bool probed;		/* a tail probe went out in this stall */
+	bool force_ackreq;	/* the next data packet asks for an ACK */
+	uint32_t wnd;		/* packets in flight allowed */
+	struct rc_sr *sr;	/* selective repeat state, NULL: go-back-N */
+	uint32_t ackreq_every;
 	uint64_t rnr_until;	/* hold sending until then */
 	bool read_gap;		/* a READ response went missing */
 	bool zc_check;		/* a zero-copy buffer came back: complete */
@@ -227,6 +265,8 @@ struct dpdat_dev {
 	uint16_t n_tx;
 	uint64_t last_timer;
 	struct rte_mempool *zc_pool;	/* NULL: zero-copy transmit off */
+	uint32_t n_held, max_held;	/* mbufs held out of order, bound */
+	bool go_back_n;			/* never selective repeat */
 	struct cm_dev *cm;		/* connection manager (lib/cm) */
 };
 
@@ -316,6 +356,11 @@ int rc_zc_pool_create(struct dpdat_dev *dev);
 
 /* requester.c */
 void rc_requester(struct dpdat_qp *qp, uint64_t now);
+/* The absolute SQ index of the started WR holding psn, or sq_started. */
+uint32_t rc_swqe_of_psn(struct dpdat_qp *qp, uint32_t psn);
+/* Send the packet of psn again, alone (for a READ: its request from the
+ * first response not yet placed); 0, or -1 when not now. */
+int rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now);
 void rc_requester_timer(struct dpdat_qp *qp, uint64_t now);
 void rc_go_back(struct dpdat_qp *qp, uint32_t psn);
 struct rte_mbuf *rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn,
@@ -328,6 +373,26 @@ void rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 		  const struct roce_bth *bth, unsigned int hdr_off,
 		  unsigned int paylen);
 void rc_send_ack(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn);
+/* An ACK or NAK followed by len bytes (a SACK bitmap: dpdat peers only). */
+void rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
+		      const void *data, unsigned int len);
+
+/* sr.c: selective repeat */
+int rc_sr_enable(struct dpdat_qp *qp);
+void rc_sr_disable(struct dpdat_qp *qp);
+/* Responder: hold an out-of-order packet; false when it cannot be held
+ * (outside the window, no room): then it is dropped as under go-back-N. */
+bool rc_sr_hold(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
+		unsigned int off, unsigned int paylen);
+/* Responder: the held packet at epsn, if any (the caller frees it). */
+struct rte_mbuf *rc_sr_next(struct dpdat_qp *qp, unsigned int *off,
+			    unsigned int *paylen);
+void rc_sr_drop_held(struct dpdat_qp *qp);
+/* Responder: a sequence NAK at epsn with the bitmap of held PSNs. */
+void rc_sr_send_sack(struct dpdat_qp *qp);
+/* Requester: a SACK arrived (its first missing PSN and bitmap). */
+void rc_sr_on_sack(struct dpdat_qp *qp, uint32_t epsn, const uint8_t *map,
+		   uint64_t now);
 
 /* completer.c */
 void rc_complete_acked(struct dpdat_qp *qp);

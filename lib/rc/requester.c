@@ -107,23 +107,37 @@ local_error(struct dpdat_qp *qp, struct rc_swqe *w,
 	rc_qp_fail(qp, qp->sq_send, status);
 }
 
-/* Build and queue packet k of w. Returns 0, or -1 when it cannot now. */
+/* A packet sent for the first time and answered by an ACK times the round
+ * trip, one at a time; a go-back cancels the measure (Karn). */
+static inline void
+rtt_time(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
+{
+	if (qp->rtt_tsc == 0 && psn == qp->max_sent) {
+		qp->rtt_psn = psn;
+		qp->rtt_tsc = now;
+	}
+}
+
+/* Build and queue packet k of w with PSN psn (its place in w: a resend of
+ * one packet needs not be the sender's next). 0, or -1 when not now. */
 static int
-send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
+send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
+	      uint32_t psn, uint64_t now)
 {
 	const uint32_t off = k * qp->pmtu;
 	const uint32_t n = RTE_MIN((uint32_t)qp->pmtu, w->len - off);
 	const uint8_t op = msg_opcode(w, k, w->npkts);
 	const bool last = k + 1 == w->npkts;
-	bool ackreq = last || ++qp->since_ackreq >= RC_ACKREQ_EVERY ||
-		      roce_psn_diff(qp->psn, qp->una) + 1 >= RC_MAX_INFLIGHT;
+	bool ackreq = last || ++qp->since_ackreq >= qp->ackreq_every ||
+		      roce_psn_diff(psn, qp->una) + 1 >= (int32_t)qp->wnd ||
+		      qp->force_ackreq;
 	struct rte_mbuf *m, *zc;
 	enum dpdat_wc_status st;
 	uint8_t *p;
 
 	/* zero-copy when the payload can be attached, else copied inline */
 	zc = rc_zc_payload(qp, w, off, n, (-n) & 3);
-	m = pkt_alloc(qp, op, qp->psn, ackreq, n, zc == NULL);
+	m = pkt_alloc(qp, op, psn, ackreq, n, zc == NULL);
 	if (m == NULL) {
 		rte_pktmbuf_free(zc);
 		return -1;
@@ -155,25 +169,30 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
 	}
 	if (w->flags & DPDAT_SEND_SOLICITED && last)
 		rte_pktmbuf_mtod(m, struct roce_bth *)->flags |= ROCE_BTH_SE;
-	if (ackreq)
+	if (ackreq) {
 		qp->since_ackreq = 0;
+		qp->force_ackreq = false;
+		rtt_time(qp, psn, now);
+	}
 	qp->st.tx_bytes += n;
+	if (roce_psn_diff(psn, qp->max_sent) < 0)
+		qp->st.tx_resent++;
+	if (qp->sr != NULL)
+		qp->sr->sent_tsc[psn & (RC_SR_WND - 1)] = now;
 	rc_pkt_send(qp, m);
-	qp->psn = roce_psn_add(qp->psn, 1);
-	if (roce_psn_diff(qp->psn, qp->max_sent) > 0)
-		qp->max_sent = qp->psn;
 	return 0;
 }
 
 /* (Re)send the READ request of w from response packet k on. */
 static int
-send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
+send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
+	      uint32_t psn, uint64_t now)
 {
 	const uint32_t off = k * qp->pmtu;
 	struct roce_reth *reth;
 	struct rte_mbuf *m;
 
-	m = rc_pkt_alloc(qp, ROCE_OP_READ_REQUEST, qp->psn, true, 0);
+	m = rc_pkt_alloc(qp, ROCE_OP_READ_REQUEST, psn, true, 0);
 	if (m == NULL)
 		return -1;
 	reth = rte_pktmbuf_mtod_offset(m, struct roce_reth *,
@@ -181,12 +200,56 @@ send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k)
 	reth->va = rte_cpu_to_be_64(w->raddr + off);
 	reth->rkey = rte_cpu_to_be_32(w->rkey);
 	reth->dlen = rte_cpu_to_be_32(w->len - off);
+	rtt_time(qp, psn, now);	/* the first response answers it */
+	qp->force_ackreq = false;
+	w->sent_tsc = now;
 	rc_pkt_send(qp, m);
-	qp->psn = roce_psn_add(qp->psn, w->npkts - k);
-	if (roce_psn_diff(qp->psn, qp->max_sent) > 0)
-		qp->max_sent = qp->psn;
 	qp->since_ackreq = 0;
 	return 0;
+}
+
+/* The sender's next PSN moves on by n, and the highest sent with it. */
+static inline void
+psn_advance(struct dpdat_qp *qp, uint32_t n)
+{
+	qp->psn = roce_psn_add(qp->psn, n);
+	if (roce_psn_diff(qp->psn, qp->max_sent) > 0)
+		qp->max_sent = qp->psn;
+}
+
+uint32_t
+rc_swqe_of_psn(struct dpdat_qp *qp, uint32_t psn)
+{
+	struct rc_swqe *w;
+	uint32_t i;
+
+	for (i = qp->sq_head; i != qp->sq_started; i++) {
+		w = swqe(qp, i);
+		if (roce_psn_diff(psn, w->first_psn) >= 0 &&
+		    roce_psn_diff(psn, w->first_psn) < (int32_t)w->npkts)
+			break;
+	}
+	return i;
+}
+
+int
+rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now)
+{
+	uint32_t i = rc_swqe_of_psn(qp, psn), k;
+	struct rc_swqe *w;
+
+	if (i == qp->sq_started || !rc_tx_room(qp->dev))
+		return -1;
+	w = swqe(qp, i);
+	k = (uint32_t)roce_psn_diff(psn, w->first_psn);
+	qp->force_ackreq = ackreq;
+	if (w->opcode == DPDAT_WR_RDMA_READ) {
+		/* ask from the first response not placed yet */
+		k = RTE_MAX(k, w->done_pkts);
+		return send_read_req(qp, w, k, roce_psn_add(w->first_psn, k),
+				     now);
+	}
+	return send_data_pkt(qp, w, k, psn, now);
 }
 
 void
@@ -200,7 +263,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 		return;
 	while (budget != 0 && qp->sq_send != qp->sq_tail &&
 	       qp->state == DPDAT_QPS_RTS) {
-		if (roce_psn_diff(qp->psn, qp->una) >= RC_MAX_INFLIGHT ||
+		if (roce_psn_diff(qp->psn, qp->una) >= (int32_t)qp->wnd ||
 		    !rc_tx_room(qp->dev))
 			break;
 		w = swqe(qp, qp->sq_send);
@@ -220,8 +283,8 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			if (w->opcode == DPDAT_WR_RDMA_READ)
 				qp->reads_out++;
 		}
-		if (qp->psn == qp->una)
-			qp->progress_tsc = now;	/* the timer starts now */
+		if (qp->una == qp->max_sent)
+			qp->progress_tsc = now;	/* from idle: the clock starts */
 		k = (uint32_t)roce_psn_diff(qp->psn, w->first_psn);
 		if (unlikely(k >= w->npkts)) {
 			/* psn and sq_send disagree: a bug, but never send
@@ -233,14 +296,16 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			break;
 		}
 		if (w->opcode == DPDAT_WR_RDMA_READ) {
-			if (send_read_req(qp, w, k) != 0)
+			if (send_read_req(qp, w, k, qp->psn, now) != 0)
 				break;
+			psn_advance(qp, w->npkts - k);
 			qp->sq_send++;
 			budget--;
 			continue;
 		}
-		if (send_data_pkt(qp, w, k) != 0)
+		if (send_data_pkt(qp, w, k, qp->psn, now) != 0)
 			break;
+		psn_advance(qp, 1);
 		budget--;
 		if (k + 1 == w->npkts)
 			qp->sq_send++;
@@ -250,46 +315,80 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 void
 rc_go_back(struct dpdat_qp *qp, uint32_t psn)
 {
-	struct rc_swqe *w;
-	uint32_t i;
+	uint32_t i = rc_swqe_of_psn(qp, psn);
 
-	for (i = qp->sq_head; i != qp->sq_started; i++) {
-		w = swqe(qp, i);
-		if (roce_psn_diff(psn, w->first_psn) >= 0 &&
-		    roce_psn_diff(psn, w->first_psn) < (int32_t)w->npkts)
-			break;
-	}
 	/* not inside a started WR: only the PSN after them all is valid */
 	if (i == qp->sq_started && psn != qp->frontier)
 		return;
-	if (roce_psn_diff(psn, qp->psn) < 0)
+	if (roce_psn_diff(psn, qp->psn) < 0) {
 		qp->st.retransmits++;
+		qp->rtt_tsc = 0;	/* Karn: no sample across a resend */
+	}
 	qp->sq_send = i;
 	qp->psn = psn;
 	qp->since_ackreq = 0;
 }
 
+/*
+ * Deadlines of a QP with work outstanding, checked every engine iteration:
+ *  - the tail probe: nothing acknowledged for about two round trips: the
+ *    last packet goes again asking for an ACK, so a lost tail, a lost ACK
+ *    or a lost NAK costs a round trip or two, not a timeout. Once a stall.
+ *  - the retransmit timeout (rtt.rto, from the measured round trip, at most
+ *    the consumer's local ACK timeout): go back to the oldest unacknowledged
+ *    PSN; the next timeout waits twice as long.
+ *  - the retry budget: the QP fails with RETRY_EXC_ERR once nothing moved
+ *    for (retry_cnt + 1) local ACK timeouts, as a requester that retried
+ *    retry_cnt times at that timeout would: the faster retransmissions
+ *    never shorten the time a consumer gives a silent peer.
+ */
 void
 rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 {
-	/* outstanding means started and not completed: after a go-back the
-	 * sender may sit at una, unable to send (link down), and still owe */
-	if (qp->sq_head == qp->sq_started ||
-	    now - qp->progress_tsc < qp->timeout_tsc || now < qp->rnr_until)
+	uint64_t since, last;
+
+	if (qp->sq_head == qp->sq_started || now < qp->rnr_until)
 		return;
-	qp->st.timeouts++;
-	qp->progress_tsc = now;
-	RC_LOG(DEBUG, "qp %u: timeout: una %u psn %u frontier %u head %u "
-	       "send %u started %u tail %u", qp->qpn, qp->una, qp->psn,
-	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
-	       qp->sq_tail);
-	/* as in IBTA: retry_cnt is a count (7 is seven), only the RNR retry
-	 * count has 7 for "without limit" */
-	if (qp->retries_left-- == 0) {
+	if (now - qp->progress_tsc >=
+	    qp->timeout_tsc * ((uint64_t)qp->retry_cnt + 1)) {
 		RC_LOG(NOTICE, "qp %u: retry count exceeded at psn %u",
 		       qp->qpn, qp->una);
 		rc_qp_fail(qp, qp->sq_head, DPDAT_WC_RETRY_EXC_ERR);
 		return;
 	}
+	last = RTE_MAX(qp->progress_tsc, qp->rexmit_tsc);
+	since = now - last;
+	if (!qp->probed && since >= rc_rtt_pto(&qp->rtt) &&
+	    qp->psn == qp->max_sent && qp->una != qp->max_sent) {
+		qp->probed = true;
+		qp->st.probes++;
+		qp->read_gap = false;	/* a READ may ask for its gap again */
+		if (qp->sr != NULL) {
+			rc_resend(qp, roce_psn_add(qp->max_sent, ROCE_PSN_MASK),
+				  true, now);
+			return;
+		}
+		qp->force_ackreq = true;
+		rc_go_back(qp, roce_psn_add(qp->max_sent, ROCE_PSN_MASK));
+		return;
+	}
+	if (since < qp->rtt.rto)
+		return;
+	qp->st.timeouts++;
+	qp->rexmit_tsc = now;
+	rc_rtt_backoff(&qp->rtt);
+	qp->retries_left = qp->retry_cnt -
+		RTE_MIN(qp->retry_cnt, (now - qp->progress_tsc) /
+				       qp->timeout_tsc);
+	RC_LOG(DEBUG, "qp %u: timeout: una %u psn %u frontier %u head %u "
+	       "send %u started %u tail %u", qp->qpn, qp->una, qp->psn,
+	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
+	       qp->sq_tail);
+	if (qp->sr != NULL && qp->psn == qp->max_sent) {
+		/* the answer, a SACK, says what else is missing */
+		rc_resend(qp, qp->una, true, now);
+		return;
+	}
+	qp->force_ackreq = true;
 	rc_go_back(qp, qp->una);
 }

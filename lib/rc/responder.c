@@ -19,19 +19,28 @@
 void
 rc_send_ack(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
 {
+	rc_send_ack_data(qp, syndrome, psn, NULL, 0);
+}
+
+void
+rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
+		 const void *data, unsigned int len)
+{
 	struct rte_mbuf *m;
 	struct roce_aeth *aeth;
 	uint32_t credit = syndrome == ROCE_AETH_ACK ?
 			  ROCE_AETH_CREDIT_INVALID : 0;
 
 	qp->ack_due = false;
-	m = rc_pkt_alloc(qp, ROCE_OP_ACK, psn, false, 0);
+	m = rc_pkt_alloc(qp, ROCE_OP_ACK, psn, false, len);
 	if (m == NULL)
 		return;	/* the peer's timer will ask again */
 	aeth = rte_pktmbuf_mtod_offset(m, struct roce_aeth *,
 				       sizeof(struct roce_bth));
 	aeth->smsn = rte_cpu_to_be_32((uint32_t)(syndrome | credit) << 24 |
 				      (qp->msn & ROCE_PSN_MASK));
+	if (len != 0)
+		memcpy(aeth + 1, data, len);
 	if (syndrome != ROCE_AETH_ACK) {
 		if ((syndrome & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK)
 			qp->st.rnr_naks_sent++;
@@ -370,38 +379,106 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	qp->epsn = roce_psn_add(psn, npkts);
 }
 
+/* A packet past a gap. Under selective repeat it is held, else dropped;
+ * one NAK per gap, and again for a packet asking for an answer: the first
+ * NAK may have been lost (the requester acts on a go-back-N repeat at most
+ * once a round trip, on a SACK only for what it shows lost). */
+static void
+out_of_order(struct dpdat_qp *qp, struct rte_mbuf *m,
+	     const struct roce_bth *bth, uint32_t psn, unsigned int off,
+	     unsigned int paylen)
+{
+	const bool ackreq = rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_ACKREQ;
+
+	qp->st.out_of_seq++;
+	if (qp->sr != NULL && rc_sr_hold(qp, m, psn, off, paylen)) {
+		qp->st.held++;
+		if (!qp->nak_sent || ackreq) {
+			qp->nak_sent = true;
+			rc_sr_send_sack(qp);
+		}
+		return;
+	}
+	if (!qp->nak_sent || ackreq) {
+		qp->nak_sent = true;
+		if (qp->sr != NULL)
+			rc_sr_send_sack(qp);
+		else
+			rc_send_ack(qp, ROCE_AETH_NAK_PSN, qp->epsn);
+	}
+}
+
+static void in_order(struct dpdat_qp *qp, struct rte_mbuf *m,
+		     const struct roce_bth *bth, unsigned int off,
+		     unsigned int paylen);
+
+/* The gap filled: the packets held after it, in PSN order. */
+static void
+replay_held(struct dpdat_qp *qp)
+{
+	struct roce_bth copy;
+	const struct roce_bth *bth;
+	unsigned int off, paylen;
+	struct rte_mbuf *m;
+	bool any = false;
+
+	while (qp->state == DPDAT_QPS_RTS &&
+	       (m = rc_sr_next(qp, &off, &paylen)) != NULL) {
+		bth = rte_pktmbuf_read(m, off - sizeof(*bth), sizeof(*bth),
+				       &copy);
+		in_order(qp, m, bth, off, paylen);
+		rte_pktmbuf_free(m);
+		any = true;
+	}
+	if (qp->state != DPDAT_QPS_RTS)
+		rc_sr_drop_held(qp);
+	else if (any)
+		ack_later(qp);	/* tell the requester at once */
+}
+
 void
 rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 	     const struct roce_bth *bth, unsigned int off, unsigned int paylen)
 {
 	const uint32_t psn = roce_bth_psn(bth);
-	const uint8_t op = bth->opcode;
 	const int32_t d = roce_psn_diff(psn, qp->epsn);
 
 	if (qp->state != DPDAT_QPS_RTS && qp->state != DPDAT_QPS_RTR)
 		return;
 	if (d > 0) {
-		qp->st.out_of_seq++;
-		if (!qp->nak_sent) {
-			qp->nak_sent = true;
-			rc_send_ack(qp, ROCE_AETH_NAK_PSN, qp->epsn);
-		}
+		out_of_order(qp, m, bth, psn, off, paylen);
 		return;
 	}
 	if (d < 0) {
 		qp->st.dup_rcvd++;
-		if (op == ROCE_OP_READ_REQUEST)
+		if (bth->opcode == ROCE_OP_READ_REQUEST)
 			do_read(qp, m, psn, off, true);
 		else
 			ack_later(qp);
 		return;
 	}
 	qp->nak_sent = false;
+	in_order(qp, m, bth, off, paylen);
+	if (qp->sr != NULL && qp->sr->n_held != 0)
+		replay_held(qp);
+}
+
+/* The packet at epsn. */
+static void
+in_order(struct dpdat_qp *qp, struct rte_mbuf *m, const struct roce_bth *bth,
+	 unsigned int off, unsigned int paylen)
+{
+	const uint32_t psn = roce_bth_psn(bth);
+	const uint8_t op = bth->opcode;
+
 	if (!seq_ok(qp, op, paylen)) {
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
 	if (!need_recv(qp, op)) {
+		/* the requester goes back to psn: what is held after it
+		 * comes again */
+		rc_sr_drop_held(qp);
 		rc_send_ack(qp, ROCE_AETH_RNR_NAK | RC_RNR_TIMER_CODE, psn);
 		return;
 	}
