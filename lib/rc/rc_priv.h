@@ -41,6 +41,8 @@ extern int dpdat_rc_logtype;
 #define RC_MAX_INFLIGHT	512		/* unacknowledged packets per QP */
 #define RC_ACKREQ_EVERY	32		/* packets between AckReq flags */
 #define RC_SEND_BUDGET	64		/* packets per QP per iteration */
+#define RC_SEND_BUDGET_LOSS 8		/* the same, go-back-N after a NAK */
+#define RC_LOSS_SPELL_US 1000		/* how long a NAK counts as recent */
 #define RC_RNR_DELAY_US	200		/* our RNR NAK timer (code 8: 0.16 ms) */
 #define RC_RNR_TIMER_CODE 8
 #define RC_MAX_RD	16		/* READs a responder answers at once */

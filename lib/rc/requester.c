@@ -261,6 +261,12 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 
 	if (now < qp->rnr_until)
 		return;
+	/* go-back-N wastes every packet sent between a loss and its NAK:
+	 * while losses are recent the sender works in short slices, so the
+	 * engine reads the NAK sooner (selective repeat wastes nothing) */
+	if (qp->sr == NULL && now - qp->gb_tsc < qp->dev->tsc_hz *
+	    RC_LOSS_SPELL_US / 1000000)
+		budget = RC_SEND_BUDGET_LOSS;
 	while (budget != 0 && qp->sq_send != qp->sq_tail &&
 	       qp->state == DPDAT_QPS_RTS) {
 		if (roce_psn_diff(qp->psn, qp->una) >= (int32_t)qp->wnd ||
