@@ -27,11 +27,49 @@ progress(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 		rc_rtt_sample(&qp->rtt, now - qp->rtt_tsc);
 		qp->rtt_tsc = 0;
 	}
+	rc_rtt_progress(&qp->rtt);
 	qp->una = psn;
+	/* acked never falls behind una (PSNs wrap): READs move una alone */
+	if (roce_psn_diff(roce_psn_add(psn, ROCE_PSN_MASK), qp->acked) > 0)
+		qp->acked = roce_psn_add(psn, ROCE_PSN_MASK);
 	qp->progress_tsc = now;
-	qp->probed = false;
+	qp->nprobe = 0;
 	qp->retries_left = qp->retry_cnt;
 	qp->read_gap = false;
+}
+
+/* Under selective repeat: the READs at the head with all their responses
+ * placed complete, una follows their placed responses. True when one
+ * completed. */
+static bool
+read_walk(struct dpdat_qp *qp, uint64_t now)
+{
+	struct rc_sr *sr = qp->sr;
+	struct rc_swqe *w;
+	uint32_t p;
+	bool done = false;
+
+	while (qp->sq_head != qp->sq_started) {
+		w = swqe(qp, qp->sq_head);
+		if (w->opcode != DPDAT_WR_RDMA_READ)
+			break;
+		while (w->done_pkts < w->npkts &&
+		       rc_rd_test(sr, p = roce_psn_add(w->first_psn,
+						      w->done_pkts))) {
+			rc_rd_set(sr, p, false);
+			w->done_pkts++;
+		}
+		p = roce_psn_add(w->first_psn, w->done_pkts);
+		if (roce_psn_diff(p, qp->una) > 0)
+			progress(qp, p, now);
+		if (w->done_pkts < w->npkts)
+			break;
+		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
+		qp->sq_head++;
+		qp->reads_out--;
+		done = true;
+	}
+	return done;
 }
 
 /* The peer has everything up to and including psn: complete the WRs it
@@ -42,21 +80,28 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	struct rc_swqe *w;
 	uint32_t end;
 
-	while (qp->sq_head != qp->sq_started) {
-		w = swqe(qp, qp->sq_head);
-		if (w->opcode == DPDAT_WR_RDMA_READ) {
-			/* responses acknowledge a READ, nothing else */
-			break;
+	/* kept: WRs after a READ still answering complete once it does */
+	if (roce_psn_diff(psn, qp->acked) > 0)
+		qp->acked = psn;
+	psn = qp->acked;
+	do {
+		while (qp->sq_head != qp->sq_started) {
+			w = swqe(qp, qp->sq_head);
+			if (w->opcode == DPDAT_WR_RDMA_READ) {
+				/* responses acknowledge a READ, nothing
+				 * else */
+				break;
+			}
+			end = roce_psn_add(w->first_psn, w->npkts - 1);
+			if (roce_psn_diff(end, psn) > 0)
+				break;
+			/* zero-copy: also wait until the device let go */
+			if (!rc_zc_done(w))
+				break;
+			rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
+			qp->sq_head++;
 		}
-		end = roce_psn_add(w->first_psn, w->npkts - 1);
-		if (roce_psn_diff(end, psn) > 0)
-			break;
-		/* zero-copy: also wait until the device let go of it */
-		if (!rc_zc_done(w))
-			break;
-		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
-		qp->sq_head++;
-	}
+	} while (qp->sr != NULL && read_walk(qp, now));
 	/* una never passes a READ still waiting for responses */
 	if (qp->sq_head != qp->sq_started) {
 		w = swqe(qp, qp->sq_head);
@@ -157,6 +202,85 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, const uint8_t *sack,
 	}
 }
 
+/* The response run missing just before psn, inside its READ and from una
+ * on, is asked for again: once, when the first response after it came
+ * (responses come in order but for those asked again). */
+static void
+read_hole(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
+{
+	const uint32_t p = roce_psn_add(psn, ROCE_PSN_MASK);
+	uint32_t idx, s, lo;
+	struct rc_swqe *w;
+
+	if (roce_psn_diff(p, qp->una) < 0 || rc_rd_test(qp->sr, p))
+		return;
+	idx = rc_swqe_of_psn(qp, p);
+	if (idx == qp->sq_started)
+		return;
+	w = swqe(qp, idx);
+	if (w->opcode != DPDAT_WR_RDMA_READ)
+		return;
+	lo = roce_psn_diff(qp->una, w->first_psn) > 0 ? qp->una :
+	     w->first_psn;
+	for (s = p; s != lo && !rc_rd_test(qp->sr, roce_psn_add(s,
+					   ROCE_PSN_MASK)); )
+		s = roce_psn_add(s, ROCE_PSN_MASK);
+	if (rc_tx_room(qp->dev) &&
+	    rc_read_again(qp, w, (uint32_t)roce_psn_diff(s, w->first_psn),
+			  now) == 0) {
+		qp->st.sack_resent++;
+		qp->rexmit_tsc = now;
+	}
+}
+
+/* A READ response under selective repeat: placed where its PSN says, in
+ * any order, within RC_RD_WND PSNs of una. */
+static void
+on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
+		uint32_t psn, unsigned int off, unsigned int paylen,
+		uint64_t now)
+{
+	const int32_t d = roce_psn_diff(psn, qp->una);
+	enum dpdat_wc_status st;
+	struct rc_swqe *w;
+	uint32_t idx, k, want;
+
+	if (d < 0 || d >= RC_RD_WND || rc_rd_test(qp->sr, psn))
+		return;		/* placed already, or too far ahead */
+	idx = rc_swqe_of_psn(qp, psn);
+	if (idx == qp->sq_started)
+		return;
+	w = swqe(qp, idx);
+	if (w->opcode != DPDAT_WR_RDMA_READ)
+		return;
+	k = (uint32_t)roce_psn_diff(psn, w->first_psn);
+	want = w->len == 0 ? 0 : RTE_MIN((uint32_t)qp->pmtu,
+					 w->len - k * qp->pmtu);
+	/* the size asked for; the last response ends the message (a part
+	 * asked again may end anywhere) */
+	if (paylen != want ||
+	    (k + 1 == w->npkts && op != ROCE_OP_READ_RESP_LAST &&
+	     op != ROCE_OP_READ_RESP_ONLY)) {
+		qp->st.out_of_seq++;
+		return;
+	}
+	st = rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
+			    paylen);
+	if (st != DPDAT_WC_SUCCESS) {
+		rc_qp_fail(qp, idx, st);
+		return;
+	}
+	rc_rd_set(qp->sr, psn, true);
+	w->placed++;
+	if (d != 0)
+		read_hole(qp, psn, now);
+	if (read_walk(qp, now))
+		ack_upto(qp, qp->acked, now);
+	if (roce_psn_diff(qp->una, qp->psn) > 0 ||
+	    (int32_t)(qp->sq_send - qp->sq_head) < 0)
+		rc_go_back(qp, qp->una);
+}
+
 /* A READ response: placed only when it is the next one expected. */
 static void
 on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
@@ -206,6 +330,7 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
 		qp->sq_head++;
 		qp->reads_out--;
+		ack_upto(qp, qp->acked, now);	/* WRs acknowledged meanwhile */
 	}
 	/* a go-back may have rewound the sender into this READ: the answers
 	 * came anyway, so move it past them (never reuse a PSN) */
@@ -244,5 +369,10 @@ rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
 		}
 		return;
 	}
-	on_read_resp(qp, m, op, psn, hdr_off + roce_ext_len(op), paylen, now);
+	if (qp->sr != NULL)
+		on_read_resp_sr(qp, m, op, psn, hdr_off + roce_ext_len(op),
+				paylen, now);
+	else
+		on_read_resp(qp, m, op, psn, hdr_off + roce_ext_len(op),
+			     paylen, now);
 }

@@ -110,6 +110,7 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 	}
 	qp->isn = (uint32_t)rte_rand() & ROCE_PSN_MASK;
 	qp->psn = qp->una = qp->frontier = qp->max_sent = qp->isn;
+	qp->acked = roce_psn_add(qp->isn, ROCE_PSN_MASK);
 	qp->state = DPDAT_QPS_INIT;
 	qp->magic = RC_MAGIC_QP;
 
@@ -196,7 +197,10 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 		RC_LOG(WARNING, "qp %u: no memory for selective repeat: "
 		       "go-back-N", qp->qpn);
 	/* the consumer's timeout bounds the estimated one from above */
-	rc_rtt_init(&qp->rtt, dev->tsc_hz * RC_RTO_FLOOR_US / 1000000,
+	/* a spurious timeout resends one packet under selective repeat, a
+	 * window under go-back-N: the floors differ */
+	rc_rtt_init(&qp->rtt, dev->tsc_hz * (qp->sr != NULL ?
+		    RC_RTO_FLOOR_SR_US : RC_RTO_FLOOR_US) / 1000000,
 		    qp->timeout_tsc, dev->tsc_hz * RC_RTO_INIT_US / 1000000);
 	qp->epsn = r->psn;
 	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
@@ -352,6 +356,8 @@ rc_qp_flush(struct dpdat_qp *qp)
 	qp->sq_send = qp->sq_started = qp->sq_head;
 	qp->reads_out = 0;
 	qp->nres = 0;
+	if (qp->sr != NULL)
+		qp->sr->n_holes = 0;
 	rc_sr_drop_held(qp);
 }
 

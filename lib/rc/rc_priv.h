@@ -47,10 +47,13 @@ extern int dpdat_rc_logtype;
 #define RC_RNR_TIMER_CODE 8
 #define RC_MAX_RD	16		/* READs a responder answers at once */
 #define RC_RTO_FLOOR_US	1000		/* lowest retransmit timeout */
+#define RC_RTO_FLOOR_SR_US 200		/* the same, selective repeat */
 #define RC_RTO_INIT_US	10000		/* before the first round trip sample */
 #define RC_SR_WND	RC_MAX_INFLIGHT	/* selective repeat: PSNs a responder
 					 * holds beyond a gap, bits of a SACK */
 #define RC_SACK_LEN	(RC_SR_WND / 8)	/* SACK bitmap after a NAK's AETH */
+#define RC_RD_WND	4096		/* READ response PSNs placed ahead */
+#define RC_RD_HOLES	16		/* hole answers a responder queues */
 
 /* Zero-copy buffers of one work request: its payload is attached to the
  * transmitted mbufs as an external buffer; the shared info counts the mbufs
@@ -84,6 +87,8 @@ struct rc_swqe {
 	bool zc_own_dropped;	/* the WR's own reference was given up */
 	uint8_t fail;		/* error status to complete with, 0: flush */
 	uint64_t sent_tsc;	/* READ: when its request last left */
+	uint32_t placed;	/* READ: response packets placed, in any order
+				 * (done_pkts: the leading ones in a row) */
 	struct dpdat_sge sge[DPDAT_MAX_SGE];
 };
 
@@ -149,7 +154,33 @@ struct rc_sr {
 	uint64_t map[RC_SR_WND / 64];	/* which held[] are in use */
 	uint32_t n_held;
 	uint64_t sent_tsc[RC_SR_WND];	/* requester, by PSN */
+	/* requester: READ responses placed ahead of una, by PSN modulo
+	 * RC_RD_WND (a response lands where its PSN says, in any order) */
+	uint64_t rd_map[RC_RD_WND / 64];
+	/* responder: parts of accepted READs asked for again, answered
+	 * before the queued READs */
+	struct rc_read_res hole[RC_RD_HOLES];
+	uint32_t hole_head, n_holes;
 };
+
+static inline bool
+rc_rd_test(const struct rc_sr *sr, uint32_t psn)
+{
+	const uint32_t b = psn & (RC_RD_WND - 1);
+
+	return sr->rd_map[b / 64] >> (b % 64) & 1;
+}
+
+static inline void
+rc_rd_set(struct rc_sr *sr, uint32_t psn, bool on)
+{
+	const uint32_t b = psn & (RC_RD_WND - 1);
+
+	if (on)
+		sr->rd_map[b / 64] |= 1ull << (b % 64);
+	else
+		sr->rd_map[b / 64] &= ~(1ull << (b % 64));
+}
 
 enum rc_resp_state {
 	RESP_IDLE = 0,		/* expecting a FIRST or ONLY */
@@ -199,6 +230,7 @@ struct dpdat_qp {
 	uint32_t frontier;	/* PSN the next new WR starts at */
 	uint32_t max_sent;	/* one past the highest PSN ever sent */
 	uint32_t una;		/* oldest unacknowledged PSN */
+	uint32_t acked;		/* highest PSN a cumulative ACK covered */
 	uint32_t since_ackreq;
 	uint32_t reads_out;	/* READ requests sent, not completed */
 	uint32_t retries_left, rnr_left;
@@ -210,7 +242,7 @@ struct dpdat_qp {
 	uint64_t rtt_tsc;	/* when it left; 0: nothing timed */
 	uint32_t gb_psn;	/* PSN of the last go-back on a sequence NAK */
 	uint64_t gb_tsc;	/* and when it happened */
-	bool probed;		/* a tail probe went out in this stall */
+	uint8_t nprobe;		/* tail probes sent in this stall */
 	bool force_ackreq;	/* the next data packet asks for an ACK */
 	uint32_t wnd;		/* packets in flight allowed */
 	struct rc_sr *sr;	/* selective repeat state, NULL: go-back-N */
@@ -363,6 +395,10 @@ uint32_t rc_swqe_of_psn(struct dpdat_qp *qp, uint32_t psn);
 /* Send the packet of psn again, alone (for a READ: its request from the
  * first response not yet placed); 0, or -1 when not now. */
 int rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now);
+/* Ask again for READ w's responses from packet k: to the end, or under
+ * selective repeat the run not placed yet. 0, or -1 when not now. */
+int rc_read_again(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
+		  uint64_t now);
 void rc_requester_timer(struct dpdat_qp *qp, uint64_t now);
 void rc_go_back(struct dpdat_qp *qp, uint32_t psn);
 struct rte_mbuf *rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn,

@@ -183,12 +183,15 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	return 0;
 }
 
-/* (Re)send the READ request of w from response packet k on. */
+/* (Re)send the READ request of w for n response packets from k on (0: to
+ * the end). */
 static int
 send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
-	      uint32_t psn, uint64_t now)
+	      uint32_t n, uint32_t psn, uint64_t now)
 {
 	const uint32_t off = k * qp->pmtu;
+	const uint32_t len = n == 0 || k + n >= w->npkts ? w->len - off :
+			     n * qp->pmtu;
 	struct roce_reth *reth;
 	struct rte_mbuf *m;
 
@@ -199,8 +202,11 @@ send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 				       sizeof(struct roce_bth));
 	reth->va = rte_cpu_to_be_64(w->raddr + off);
 	reth->rkey = rte_cpu_to_be_32(w->rkey);
-	reth->dlen = rte_cpu_to_be_32(w->len - off);
-	rtt_time(qp, psn, now);	/* the first response answers it */
+	reth->dlen = rte_cpu_to_be_32(len);
+	/* the first response answers it, unless READs before it keep the
+	 * responder busy (their answers are not a round trip) */
+	if (qp->reads_out == 1)
+		rtt_time(qp, psn, now);
 	qp->force_ackreq = false;
 	w->sent_tsc = now;
 	rc_pkt_send(qp, m);
@@ -246,10 +252,28 @@ rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now)
 	if (w->opcode == DPDAT_WR_RDMA_READ) {
 		/* ask from the first response not placed yet */
 		k = RTE_MAX(k, w->done_pkts);
-		return send_read_req(qp, w, k, roce_psn_add(w->first_psn, k),
-				     now);
+		return rc_read_again(qp, w, k, now);
 	}
 	return send_data_pkt(qp, w, k, psn, now);
+}
+
+int
+rc_read_again(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
+	      uint64_t now)
+{
+	uint32_t n = 0, e;
+
+	if (qp->sr != NULL) {
+		/* under selective repeat only the run not placed yet */
+		for (e = k; e < w->npkts && e - k < RC_RD_WND / 2 &&
+		     !rc_rd_test(qp->sr, roce_psn_add(w->first_psn, e)); e++)
+			;
+		n = e - k;
+		if (n == 0)
+			return 0;	/* all there */
+	}
+	return send_read_req(qp, w, k, n, roce_psn_add(w->first_psn, k),
+			     now);
 }
 
 void
@@ -284,6 +308,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			w->npkts = npkts_of(qp, w->len);
 			qp->frontier = roce_psn_add(qp->psn, w->npkts);
 			w->done_pkts = 0;
+			w->placed = 0;
 			rc_zc_start(qp, w);
 			qp->sq_started++;
 			if (w->opcode == DPDAT_WR_RDMA_READ)
@@ -302,7 +327,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			break;
 		}
 		if (w->opcode == DPDAT_WR_RDMA_READ) {
-			if (send_read_req(qp, w, k, qp->psn, now) != 0)
+			if (send_read_req(qp, w, k, 0, qp->psn, now) != 0)
 				break;
 			psn_advance(qp, w->npkts - k);
 			qp->sq_send++;
@@ -335,14 +360,41 @@ rc_go_back(struct dpdat_qp *qp, uint32_t psn)
 	qp->since_ackreq = 0;
 }
 
+/* The tail probe: one packet again, asking for an answer. What holds una
+ * is either a READ's responses, which the requester knows are missing (it
+ * asks from the first), or else the last packet sent, whose answer (a SACK,
+ * a NAK or an ACK) tells what the responder lacks. */
+static void
+probe(struct dpdat_qp *qp, uint64_t now)
+{
+	const uint32_t idx = rc_swqe_of_psn(qp, qp->una);
+	const struct rc_swqe *w = &qp->sq[idx & (qp->sq_size - 1)];
+	const uint32_t psn = idx != qp->sq_started &&
+			     w->opcode == DPDAT_WR_RDMA_READ ? qp->una :
+			     roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
+
+	qp->st.probes++;
+	qp->read_gap = false;	/* a READ may ask for its gap again */
+	if (qp->sr != NULL) {
+		qp->rexmit_tsc = now;
+		rc_resend(qp, psn, true, now);
+		return;
+	}
+	qp->force_ackreq = true;
+	rc_go_back(qp, psn);
+}
+
 /*
  * Deadlines of a QP with work outstanding, checked every engine iteration:
- *  - the tail probe: nothing acknowledged for about two round trips: the
- *    last packet goes again asking for an ACK, so a lost tail, a lost ACK
- *    or a lost NAK costs a round trip or two, not a timeout. Once a stall.
- *  - the retransmit timeout (rtt.rto, from the measured round trip, at most
- *    the consumer's local ACK timeout): go back to the oldest unacknowledged
- *    PSN; the next timeout waits twice as long.
+ *  - the tail probe (probe()), when nothing was acknowledged for about two
+ *    round trips: a lost tail, a lost ACK or a lost NAK costs a round trip
+ *    or two, not a timeout. Under selective repeat a probe resends one
+ *    packet, so it is the timeout as well, repeated at doubling waits up
+ *    to the consumer's local ACK timeout.
+ *  - under go-back-N, one probe a stall, then the retransmit timeout
+ *    (rtt.rto, from the measured round trip, at most the consumer's local
+ *    ACK timeout): go back to the oldest unacknowledged PSN; the next
+ *    timeout waits twice as long.
  *  - the retry budget: the QP fails with RETRY_EXC_ERR once nothing moved
  *    for (retry_cnt + 1) local ACK timeouts, as a requester that retried
  *    retry_cnt times at that timeout would: the faster retransmissions
@@ -351,7 +403,8 @@ rc_go_back(struct dpdat_qp *qp, uint32_t psn)
 void
 rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 {
-	uint64_t since, last;
+	const bool tail = qp->psn == qp->max_sent && qp->una != qp->max_sent;
+	uint64_t since, wait;
 
 	if (qp->sq_head == qp->sq_started || now < qp->rnr_until)
 		return;
@@ -362,20 +415,20 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 		rc_qp_fail(qp, qp->sq_head, DPDAT_WC_RETRY_EXC_ERR);
 		return;
 	}
-	last = RTE_MAX(qp->progress_tsc, qp->rexmit_tsc);
-	since = now - last;
-	if (!qp->probed && since >= rc_rtt_pto(&qp->rtt) &&
-	    qp->psn == qp->max_sent && qp->una != qp->max_sent) {
-		qp->probed = true;
-		qp->st.probes++;
-		qp->read_gap = false;	/* a READ may ask for its gap again */
-		if (qp->sr != NULL) {
-			rc_resend(qp, roce_psn_add(qp->max_sent, ROCE_PSN_MASK),
-				  true, now);
-			return;
+	since = now - RTE_MAX(qp->progress_tsc, qp->rexmit_tsc);
+	if (qp->sr != NULL) {
+		wait = RTE_MIN(rc_rtt_pto(&qp->rtt) << RTE_MIN(qp->nprobe, 12u),
+			       qp->timeout_tsc);
+		if (since >= wait && tail) {
+			if (qp->nprobe++ != 0)
+				qp->st.timeouts++;
+			probe(qp, now);
 		}
-		qp->force_ackreq = true;
-		rc_go_back(qp, roce_psn_add(qp->max_sent, ROCE_PSN_MASK));
+		return;
+	}
+	if (qp->nprobe == 0 && tail && since >= rc_rtt_pto(&qp->rtt)) {
+		qp->nprobe = 1;
+		probe(qp, now);
 		return;
 	}
 	if (since < qp->rtt.rto)
@@ -390,11 +443,6 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 	       "send %u started %u tail %u", qp->qpn, qp->una, qp->psn,
 	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
 	       qp->sq_tail);
-	if (qp->sr != NULL && qp->psn == qp->max_sent) {
-		/* the answer, a SACK, says what else is missing */
-		rc_resend(qp, qp->una, true, now);
-		return;
-	}
 	qp->force_ackreq = true;
 	rc_go_back(qp, qp->una);
 }

@@ -98,6 +98,24 @@ read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	return 0;
 }
 
+/* Under selective repeat: a part of an accepted READ asked for again. */
+static void
+hole_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
+	     uint32_t psn)
+{
+	struct rc_sr *sr = qp->sr;
+	struct rc_read_res *r;
+
+	if (sr->n_holes == RC_RD_HOLES)
+		return;		/* the requester asks again */
+	r = &sr->hole[(sr->hole_head + sr->n_holes) % RC_RD_HOLES];
+	*r = (struct rc_read_res){ .va = va, .rkey = rkey, .len = len,
+		.psn = psn, .first_psn = psn,
+		.npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu };
+	r->left = r->npkts;
+	sr->n_holes++;
+}
+
 /* A duplicate READ at psn: the requester went back to psn and will ask
  * again for everything after it, so drop the answers queued from there on
  * (the one in progress included) before queueing the new one. */
@@ -123,13 +141,17 @@ rc_responder_reads(struct dpdat_qp *qp)
 	unsigned int budget = RC_SEND_BUDGET;
 	struct dpdat_mr_xlat x;
 	struct rc_read_res *r;
+	bool holes;
 	struct rte_mbuf *m;
 	uint32_t n, k;
 	uint8_t op;
 	uint8_t *p;
 
-	while (qp->nres != 0 && budget-- != 0 && rc_tx_room(qp->dev)) {
-		r = &qp->res[qp->res_head];
+	while ((qp->nres != 0 || (qp->sr != NULL && qp->sr->n_holes != 0)) &&
+	       budget-- != 0 && rc_tx_room(qp->dev)) {
+		holes = qp->sr != NULL && qp->sr->n_holes != 0;
+		r = holes ? &qp->sr->hole[qp->sr->hole_head] :
+			    &qp->res[qp->res_head];
 		k = r->npkts - r->left;
 		n = RTE_MIN((uint32_t)qp->pmtu, r->len - r->off);
 		if (r->npkts == 1)
@@ -164,7 +186,13 @@ rc_responder_reads(struct dpdat_qp *qp)
 		rc_pkt_send(qp, m);
 		r->off += n;
 		r->psn = roce_psn_add(r->psn, 1);
-		if (--r->left == 0) {
+		if (--r->left != 0)
+			continue;
+		if (holes) {
+			qp->sr->hole_head = (qp->sr->hole_head + 1) %
+					    RC_RD_HOLES;
+			qp->sr->n_holes--;
+		} else {
 			qp->res_head = (qp->res_head + 1) % RC_MAX_RD;
 			qp->nres--;
 		}
@@ -366,6 +394,12 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 		/* answer again, but only inside what we already accepted */
 		if (roce_psn_diff(roce_psn_add(psn, npkts), qp->epsn) > 0)
 			return;
+		if (qp->sr != NULL) {
+			/* selective repeat: the part asked for, first; the
+			 * answers under way go on */
+			hole_enqueue(qp, va, rkey, len, psn);
+			return;
+		}
 		read_restart(qp, psn);
 		read_enqueue(qp, va, rkey, len, psn);
 		return;

@@ -71,6 +71,20 @@ rc_rtt_backoff(struct rc_rtt *r)
 	r->rto = rc_rtt_clamp(r, r->rto * 2);
 }
 
+/* Progress: the backoff ends (as Linux TCP does on new data acknowledged;
+ * no sample needed: the peer answers). */
+static inline void
+rc_rtt_progress(struct rc_rtt *r)
+{
+	if (r->backoff == 0)
+		return;
+	if (r->srtt != 0)
+		r->rto = rc_rtt_clamp(r, r->srtt + 4 * r->rttvar);
+	else
+		r->rto = rc_rtt_clamp(r, r->rto >> r->backoff);
+	r->backoff = 0;
+}
+
 /* The tail probe's wait: two round trips, at least the floor's eighth and
  * never beyond the retransmit timeout. */
 static inline uint64_t
