@@ -281,6 +281,9 @@ struct dpdat_qp_info {
 	/** With an SRQ: 1 while the QP holds a receive WR it took from it
 	 *  for a message in progress, else 0. */
 	uint32_t srq_held;
+	/** Extensions in use (DPDAT_QP_EXT_*), once connected: those both
+	 *  ends agreed on that this device allows. */
+	uint8_t ext;
 };
 
 /** Per-QP counters. */

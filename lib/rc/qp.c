@@ -242,6 +242,7 @@ dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info)
 		return -EINVAL;
 	info->qpn = qp->qpn;
 	info->sq_psn = qp->isn;
+	info->ext = qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0;
 	info->state = (enum dpdat_qp_state)__atomic_load_n(&qp->state,
 							    __ATOMIC_ACQUIRE);
 	info->pmtu = qp->pmtu;

@@ -86,7 +86,7 @@ struct rc_swqe {
 	struct rc_zc *zc;	/* zero-copy state, or NULL (copy) */
 	bool zc_own_dropped;	/* the WR's own reference was given up */
 	uint8_t fail;		/* error status to complete with, 0: flush */
-	uint64_t sent_tsc;	/* READ: when its request last left */
+	uint64_t sent_seq;	/* READ: when its request last left */
 	uint32_t placed;	/* READ: response packets placed, in any order
 				 * (done_pkts: the leading ones in a row) */
 	struct dpdat_sge sge[DPDAT_MAX_SGE];
@@ -141,8 +141,9 @@ struct dpdat_srq {
  * Responder: packets after a gap are held (each with its mbuf) until the
  * gap fills, then taken in PSN order as if they had just arrived, so data
  * still lands in PSN order; every NAK carries a bitmap of what is held.
- * Requester: the time each packet last left, to resend only what a SACK
- * shows lost (missing, and sent before something that arrived). */
+ * Requester: when (a transmission sequence) each packet last left, to resend
+ * only what a SACK shows lost (missing, and sent before something that
+ * arrived). */
 struct rc_held {
 	struct rte_mbuf *m;
 	uint16_t off;		/* of the headers after the BTH */
@@ -153,7 +154,7 @@ struct rc_sr {
 	struct rc_held held[RC_SR_WND];	/* by PSN modulo the window */
 	uint64_t map[RC_SR_WND / 64];	/* which held[] are in use */
 	uint32_t n_held;
-	uint64_t sent_tsc[RC_SR_WND];	/* requester, by PSN */
+	uint64_t sent_seq[RC_SR_WND];	/* requester, by PSN: tx_seq */
 	/* requester: READ responses placed ahead of una, by PSN modulo
 	 * RC_RD_WND (a response lands where its PSN says, in any order) */
 	uint64_t rd_map[RC_RD_WND / 64];
@@ -245,6 +246,8 @@ struct dpdat_qp {
 	uint8_t nprobe;		/* tail probes sent in this stall */
 	bool force_ackreq;	/* the next data packet asks for an ACK */
 	uint32_t wnd;		/* packets in flight allowed */
+	uint64_t tx_seq;	/* transmissions so far: orders sends (a
+				 * burst shares one timestamp) */
 	struct rc_sr *sr;	/* selective repeat state, NULL: go-back-N */
 	uint32_t ackreq_every;
 	uint64_t rnr_until;	/* hold sending until then */

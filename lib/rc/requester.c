@@ -178,7 +178,7 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	if (roce_psn_diff(psn, qp->max_sent) < 0)
 		qp->st.tx_resent++;
 	if (qp->sr != NULL)
-		qp->sr->sent_tsc[psn & (RC_SR_WND - 1)] = now;
+		qp->sr->sent_seq[psn & (RC_SR_WND - 1)] = ++qp->tx_seq;
 	rc_pkt_send(qp, m);
 	return 0;
 }
@@ -208,7 +208,7 @@ send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	if (qp->reads_out == 1)
 		rtt_time(qp, psn, now);
 	qp->force_ackreq = false;
-	w->sent_tsc = now;
+	w->sent_seq = ++qp->tx_seq;
 	rc_pkt_send(qp, m);
 	qp->since_ackreq = 0;
 	return 0;

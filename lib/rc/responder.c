@@ -426,7 +426,6 @@ out_of_order(struct dpdat_qp *qp, struct rte_mbuf *m,
 
 	qp->st.out_of_seq++;
 	if (qp->sr != NULL && rc_sr_hold(qp, m, psn, off, paylen)) {
-		qp->st.held++;
 		if (!qp->nak_sent || ackreq) {
 			qp->nak_sent = true;
 			rc_sr_send_sack(qp);

@@ -73,6 +73,7 @@ rc_sr_hold(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	sr->map[slot / 64] |= 1ull << (slot % 64);
 	sr->n_held++;
 	qp->dev->n_held++;
+	qp->st.held++;
 	return true;
 }
 
@@ -141,12 +142,12 @@ sack_word(const uint8_t *map, uint32_t j)
 	return rte_le_to_cpu_64(v);
 }
 
-/* When the packet of psn (which lies in WR w) last left. */
+/* When (in transmission order) the packet of psn, in WR w, last left. */
 static inline uint64_t
 sent_at(const struct dpdat_qp *qp, const struct rc_swqe *w, uint32_t psn)
 {
-	return w->opcode == DPDAT_WR_RDMA_READ ? w->sent_tsc :
-	       qp->sr->sent_tsc[psn & SR_MASK];
+	return w->opcode == DPDAT_WR_RDMA_READ ? w->sent_seq :
+	       qp->sr->sent_seq[psn & SR_MASK];
 }
 
 /* From SQ index *idx on, the started WR holding psn (PSNs only rise as the

@@ -30,22 +30,12 @@
 #include "cm_wire.h"
 #include "port_priv.h"
 #include "rc_priv.h"
+#include "rig.h"
 
 #define REGION (1u << 20)
 
-struct end {
-	struct dpdat_dev *dev;
-	struct dpdat_pz *pz;
-	struct dpdat_lmr *lmr;
-	struct dpdat_cq *cq;
-	struct dpdat_qp *qp;
-	uint8_t *buf;
-	uint32_t key;
-	struct dpdat_port_info pi;
-};
-
-static struct rte_ring *a2b, *b2a;	/* what A sends, what B sends */
-static struct end A, B;
+struct rte_ring *a2b, *b2a;	/* what A sends, what B sends */
+struct end A, B;
 
 static int
 end_open(struct end *e, const char *name, const char *ip,
@@ -99,12 +89,19 @@ engine_suite_init(void)
 }
 
 /* Fresh connected QPs for each test. */
-static void
+void
 connect_pair(uint16_t pmtu, uint8_t timeout)
+{
+	connect_pair_ext(pmtu, timeout, 0);
+}
+
+void
+connect_pair_ext(uint16_t pmtu, uint8_t timeout, uint8_t ext)
 {
 	struct dpdat_qp_conf qc = { .max_send_wr = 1024, .max_recv_wr = 64 };
 	struct dpdat_qp_remote r = { .pmtu = pmtu, .retry_cnt = 7,
-				     .rnr_retry = 7, .timeout = timeout };
+				     .rnr_retry = 7, .timeout = timeout,
+				     .ext = ext };
 	struct dpdat_qp_info ia, ib;
 
 	qc.pz = A.pz;
@@ -128,7 +125,7 @@ connect_pair(uint16_t pmtu, uint8_t timeout)
 	CU_ASSERT_FATAL(dpdat_qp_connect(B.qp, &r) == 0);
 }
 
-static void
+void
 disconnect_pair(void)
 {
 	CU_ASSERT(dpdat_qp_free(A.qp) == 0);
@@ -140,7 +137,7 @@ disconnect_pair(void)
 	}
 }
 
-static void
+void
 run(int n)
 {
 	while (n-- > 0) {
@@ -150,7 +147,7 @@ run(int n)
 }
 
 /* A signalled WR on qp from (or into) e's memory at off; wr_id = op. */
-static int
+int
 post_on(struct dpdat_qp *qp, struct end *e, enum dpdat_wr_opcode op,
 	uint32_t off, uint32_t len, uint64_t raddr, uint32_t rkey)
 {
@@ -162,7 +159,7 @@ post_on(struct dpdat_qp *qp, struct end *e, enum dpdat_wr_opcode op,
 	return dpdat_post_send(qp, &wr);
 }
 
-static int
+int
 post(struct end *e, enum dpdat_wr_opcode op, uint32_t off, uint32_t len,
      uint64_t raddr, uint32_t rkey)
 {
@@ -170,7 +167,7 @@ post(struct end *e, enum dpdat_wr_opcode op, uint32_t off, uint32_t len,
 }
 
 /* Take whatever completions both CQs still hold. */
-static void
+void
 drain_cqs(void)
 {
 	struct dpdat_wc wc[8];
@@ -179,7 +176,7 @@ drain_cqs(void)
 		;
 }
 
-static int
+int
 wait_wc(struct end *e, struct dpdat_wc *wc, int iters)
 {
 	for (int i = 0; i < iters; i++) {
@@ -931,7 +928,7 @@ test_srq_free_flush_limit(void)
 /* ---- a connection that outlives its QP ---- */
 
 /* The next event of eq, running both engines meanwhile; its type or 0. */
-static int
+int
 cm_next(struct dpdat_cm_eq *eq, struct dpdat_cm_event *ev, int iters)
 {
 	for (int i = 0; i < iters; i++) {
