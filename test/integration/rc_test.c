@@ -12,7 +12,10 @@
  *   3. SEND the pattern into the server's posted receive -> verdict.
  * Every work request must complete exactly once, successfully, in order.
  * Options: --pmtu N, --sizes a,b,..., --qps N, --depth N, --plain (malloc
- * memory instead of dpdat_mem_alloc), --thread (engine thread), --mtu N.
+ * memory instead of dpdat_mem_alloc), --thread (engine thread), --mtu N,
+ * --go-back-n server|client|both (that side never selective repeat),
+ * --expect-ext sack|none (what the connection must settle on; with none,
+ * no selective repeat may have happened on either side).
  * QP details are exchanged through files next to the socket (out of band,
  * until connection management).
  */
@@ -65,7 +68,10 @@ static struct {
 	int expect_zc;
 	uint16_t expect_pmtu;	/* the PMTU the connection must settle on */
 	int oob;	/* connect out of band (explicit PMTU, retry count) */
-} o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500 };
+	int gbn;	/* this side refuses selective repeat */
+	int expect_ext;	/* -1: no check, else DPDAT_QP_EXT_* */
+} o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500,
+	.expect_ext = -1 };
 
 static struct dpdat_dev *dev;
 static struct dpdat_pz *pz;
@@ -326,6 +332,7 @@ setup(void)
 		dc.port.mtu = o.mtu_set ? o.mtu : 0;
 	}
 	dc.port.link_wait_s = 20;
+	dc.go_back_n = o.gbn != 0;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL)
 		FAIL("dev_open: %s", rte_strerror(rte_errno));
@@ -560,6 +567,7 @@ parse(int argc, char **argv)
 		{ "mtu", 1, NULL, 'm' }, { "fault", 1, NULL, 'f' },
 		{ "retry", 1, NULL, 'r' }, { "expect-zerocopy", 0, NULL, 'z' },
 		{ "oob", 0, NULL, 'o' }, { "expect-pmtu", 1, NULL, 'E' },
+		{ "go-back-n", 1, NULL, 'G' }, { "expect-ext", 1, NULL, 'X' },
 		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
 	int ch;
@@ -582,6 +590,21 @@ parse(int argc, char **argv)
 		case 'z': o.expect_zc = 1; break;
 		case 'o': o.oob = 1; break;
 		case 'E': o.expect_pmtu = (uint16_t)atoi(optarg); break;
+		case 'G':
+			if (strcmp(optarg, "both") != 0 &&
+			    strcmp(optarg, "server") != 0 &&
+			    strcmp(optarg, "client") != 0)
+				FAIL("--go-back-n server|client|both");
+			o.gbn = strcmp(optarg, "both") == 0 ||
+				strcmp(optarg, o.server ? "server" : "client") == 0;
+			break;
+		case 'X':
+			if (strcmp(optarg, "sack") != 0 &&
+			    strcmp(optarg, "none") != 0)
+				FAIL("--expect-ext sack|none");
+			o.expect_ext = strcmp(optarg, "sack") == 0 ?
+				       DPDAT_QP_EXT_SACK : 0;
+			break;
 		case 's':
 			for (tok = strtok_r(optarg, ",", &save); tok && o.nsizes < 16;
 			     tok = strtok_r(NULL, ",", &save))
@@ -612,11 +635,13 @@ print_stats(void)
 		if (c[k].qp == NULL || dpdat_qp_stats(c[k].qp, &st) != 0)
 			continue;
 		printf("%s qp %d: tx %lu rx %lu retransmits %lu timeouts %lu "
-		       "naks %lu/%lu rnr %lu/%lu dup %lu oos %lu zero-copy %lu\n",
+		       "naks %lu/%lu rnr %lu/%lu dup %lu oos %lu zero-copy %lu "
+		       "probes %lu resent %lu (on SACKs %lu) held %lu\n",
 		       o.server ? "server" : "client", k, st.tx_pkts,
 		       st.rx_pkts, st.retransmits, st.timeouts, st.naks_sent,
 		       st.naks_rcvd, st.rnr_naks_sent, st.rnr_naks_rcvd,
-		       st.dup_rcvd, st.out_of_seq, st.tx_zerocopy);
+		       st.dup_rcvd, st.out_of_seq, st.tx_zerocopy, st.probes,
+		       st.tx_resent, st.sack_resent, st.held);
 	}
 	if (dev != NULL && dpdat_port_stats(dpdat_dev_port(dev), &ps) == 0)
 		printf("%s port: rx %lu tx %lu roce %lu drops %lu/%lu/%lu "
@@ -652,6 +677,18 @@ main(int argc, char **argv)
 		       qi.pmtu);
 		if (qi.pmtu != o.expect_pmtu)
 			FAIL("PMTU %u, expected %u", qi.pmtu, o.expect_pmtu);
+	}
+	for (int k = 0; o.expect_ext >= 0 && k < o.nqps; k++) {
+		struct dpdat_qp_info qi;
+		struct dpdat_qp_stats qs;
+
+		dpdat_qp_query(c[k].qp, &qi);
+		dpdat_qp_stats(c[k].qp, &qs);
+		if (qi.ext != o.expect_ext)
+			FAIL("qp %d: extensions 0x%x, expected 0x%x", k, qi.ext,
+			     o.expect_ext);
+		if (o.expect_ext == 0 && (qs.sack_resent != 0 || qs.held != 0))
+			FAIL("qp %d: selective repeat without agreement", k);
 	}
 	if (o.expect_zc && !o.server) {
 		struct dpdat_qp_stats qs;
