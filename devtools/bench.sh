@@ -14,6 +14,8 @@
 # Logs of every run stay in DIR/logs.
 #
 # Usage: devtools/bench.sh [--quick] [--link KIND] [--out DIR] [--json FILE]
+#   --loss       goodput under loss instead (devtools/bench-loss.sh: both
+#                recovery modes, a table and loss.png)
 #   --quick      3 sizes each, shorter runs (about a minute; BENCH_QUICK=1)
 #   --link KIND  memif (default: one host), or af_xdp or af_packet between
 #                two hosts: network namespaces joined by a veth pair (made
@@ -35,6 +37,9 @@ cd "$(dirname "$0")/.."
 . devtools/lib-bench.sh
 
 usage() { sed -n '/^# Usage:/,/^# spin, as dpdat/s/^# \{0,1\}//p' "$self"; }
+for a in "$@"; do	# the loss table is its own script
+	[ "$a" != --loss ] || exec devtools/bench-loss.sh "$@"
+done
 
 build=${BUILD:-build}
 quick=${BENCH_QUICK:-0}
