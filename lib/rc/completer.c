@@ -38,6 +38,38 @@ progress(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	qp->read_gap = false;
 }
 
+/* una reached p: the READ parts asked for again below it are done. */
+static void
+ask_done(struct rc_sr *sr, uint32_t p)
+{
+	struct rc_ask *a;
+
+	while (sr->n_ask != 0) {
+		a = &sr->ask[sr->ask_head];
+		if (roce_psn_diff(p, roce_psn_add(a->psn, a->n)) < 0)
+			break;
+		sr->ask_head = (sr->ask_head + 1) % RC_RD_ASKS;
+		sr->n_ask--;
+	}
+}
+
+/* The first response of a part asked for once came: how long such an
+ * answer takes (behind the responses already on their way). */
+static void
+ask_answered(struct rc_sr *sr, uint32_t psn, uint64_t now)
+{
+	struct rc_ask *a;
+
+	for (uint32_t i = 0; i < sr->n_ask; i++) {
+		a = &sr->ask[(sr->ask_head + i) % RC_RD_ASKS];
+		if (a->psn == psn && !a->again) {
+			rc_rtt_sample(&sr->ask_rtt, now - a->tsc);
+			a->again = true;	/* one sample */
+			return;
+		}
+	}
+}
+
 /* Under selective repeat: the READs at the head with all their responses
  * placed complete, una follows their placed responses. True when one
  * completed. */
@@ -60,8 +92,10 @@ read_walk(struct dpdat_qp *qp, uint64_t now)
 			w->done_pkts++;
 		}
 		p = roce_psn_add(w->first_psn, w->done_pkts);
-		if (roce_psn_diff(p, qp->una) > 0)
+		if (roce_psn_diff(p, qp->una) > 0) {
 			progress(qp, p, now);
+			ask_done(sr, p);
+		}
 		if (w->done_pkts < w->npkts)
 			break;
 		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
@@ -272,6 +306,13 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	}
 	rc_rd_set(qp->sr, psn, true);
 	w->placed++;
+	/* below the highest placed: it fills a gap, maybe asked for */
+	if (roce_psn_diff(psn, qp->sr->rd_top) < 0) {
+		if (qp->sr->n_ask != 0)
+			ask_answered(qp->sr, psn, now);
+	} else {
+		qp->sr->rd_top = roce_psn_add(psn, 1);
+	}
 	if (d != 0)
 		read_hole(qp, psn, now);
 	if (read_walk(qp, now))

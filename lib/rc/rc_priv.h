@@ -54,6 +54,7 @@ extern int dpdat_rc_logtype;
 #define RC_SACK_LEN	(RC_SR_WND / 8)	/* SACK bitmap after a NAK's AETH */
 #define RC_RD_WND	4096		/* READ response PSNs placed ahead */
 #define RC_RD_HOLES	16		/* hole answers a responder queues */
+#define RC_RD_ASKS	64		/* READ parts asked again, remembered */
 
 /* Zero-copy buffers of one work request: its payload is attached to the
  * transmitted mbufs as an external buffer; the shared info counts the mbufs
@@ -158,6 +159,18 @@ struct rc_sr {
 	/* requester: READ responses placed ahead of una, by PSN modulo
 	 * RC_RD_WND (a response lands where its PSN says, in any order) */
 	uint64_t rd_map[RC_RD_WND / 64];
+	/* requester: READ parts asked for again, oldest first, and how long
+	 * the answer to such a request takes (it waits behind the responses
+	 * already on their way): a part not there after ask_rtt.rto is asked
+	 * for again, a lost request or answer costs that, not a timeout */
+	struct rc_ask {
+		uint32_t psn, n;
+		uint64_t tsc;
+		bool again;	/* asked again since: no sample */
+	} ask[RC_RD_ASKS];
+	uint32_t ask_head, n_ask;
+	uint32_t rd_top;	/* one past the highest response placed */
+	struct rc_rtt ask_rtt;
 	/* responder: parts of accepted READs asked for again, answered
 	 * before the queued READs */
 	struct rc_read_res hole[RC_RD_HOLES];

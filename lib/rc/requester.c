@@ -272,8 +272,62 @@ rc_read_again(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		if (n == 0)
 			return 0;	/* all there */
 	}
-	return send_read_req(qp, w, k, n, roce_psn_add(w->first_psn, k),
-			     now);
+	if (send_read_req(qp, w, k, n, roce_psn_add(w->first_psn, k),
+			  now) != 0)
+		return -1;
+	if (qp->sr != NULL) {
+		struct rc_sr *sr = qp->sr;
+
+		if (sr->n_ask == RC_RD_ASKS) {	/* forget the oldest */
+			sr->ask_head = (sr->ask_head + 1) % RC_RD_ASKS;
+			sr->n_ask--;
+		}
+		sr->ask[(sr->ask_head + sr->n_ask++) % RC_RD_ASKS] =
+			(struct rc_ask){ roce_psn_add(w->first_psn, k), n, now,
+					 false };
+	}
+	return 0;
+}
+
+/* Under selective repeat, the READ part at una asked for again: the last
+ * request covering it, or NULL. */
+static struct rc_ask *
+ask_of_una(struct rc_sr *sr, uint32_t una)
+{
+	struct rc_ask *a;
+
+	for (uint32_t i = sr->n_ask; i-- > 0; ) {
+		a = &sr->ask[(sr->ask_head + i) % RC_RD_ASKS];
+		if (roce_psn_diff(una, a->psn) >= 0 &&
+		    roce_psn_diff(una, a->psn) < (int32_t)a->n)
+			return a;
+	}
+	return NULL;
+}
+
+/* A READ part asked for again whose answer is late (ask_rtt.rto) is asked
+ * for once more. True when the part at una has a request under way: the
+ * probe leaves it alone. */
+static bool
+read_ask_timer(struct dpdat_qp *qp, uint64_t now)
+{
+	const uint32_t idx = rc_swqe_of_psn(qp, qp->una);
+	struct rc_swqe *w = &qp->sq[idx & (qp->sq_size - 1)];
+	struct rc_ask *a;
+
+	if (idx == qp->sq_started || w->opcode != DPDAT_WR_RDMA_READ ||
+	    rc_rd_test(qp->sr, qp->una) ||
+	    (a = ask_of_una(qp->sr, qp->una)) == NULL)
+		return false;
+	if (now - a->tsc < qp->sr->ask_rtt.rto)
+		return true;
+	/* no backoff: one small request, and the estimate is the answer's
+	 * wait behind the stream, not a path that may have gone */
+	a->again = true;
+	qp->st.probes++;
+	rc_read_again(qp, w, (uint32_t)roce_psn_diff(qp->una, w->first_psn),
+		      now);
+	return true;
 }
 
 void
@@ -416,6 +470,8 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 		return;
 	}
 	since = now - RTE_MAX(qp->progress_tsc, qp->rexmit_tsc);
+	if (qp->sr != NULL && qp->sr->n_ask != 0 && read_ask_timer(qp, now))
+		return;
 	if (qp->sr != NULL) {
 		wait = RTE_MIN(rc_rtt_pto(&qp->rtt) << RTE_MIN(qp->nprobe, 12u),
 			       qp->timeout_tsc);
