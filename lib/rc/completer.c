@@ -56,14 +56,15 @@ ask_done(struct rc_sr *sr, uint32_t p)
 /* The first response of a part asked for once came: how long such an
  * answer takes (behind the responses already on their way). */
 static void
-ask_answered(struct rc_sr *sr, uint32_t psn, uint64_t now)
+ask_answered(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 {
+	struct rc_sr *sr = qp->sr;
 	struct rc_ask *a;
 
 	for (uint32_t i = 0; i < sr->n_ask; i++) {
 		a = &sr->ask[(sr->ask_head + i) % RC_RD_ASKS];
 		if (a->psn == psn && !a->again) {
-			rc_rtt_sample(&sr->ask_rtt, now - a->tsc);
+			rc_rtt_sample(&qp->ask_rtt, now - a->tsc);
 			a->again = true;	/* one sample */
 			return;
 		}
@@ -309,7 +310,7 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	/* below the highest placed: it fills a gap, maybe asked for */
 	if (roce_psn_diff(psn, qp->sr->rd_top) < 0) {
 		if (qp->sr->n_ask != 0)
-			ask_answered(qp->sr, psn, now);
+			ask_answered(qp, psn, now);
 	} else {
 		qp->sr->rd_top = roce_psn_add(psn, 1);
 	}
@@ -338,14 +339,21 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		return;
 	expect = roce_psn_add(w->first_psn, w->done_pkts);
 	if (psn != expect) {
-		/* a response went missing: ask again from the gap, once */
-		if (roce_psn_diff(psn, expect) > 0 && !qp->read_gap) {
+		/* a response went missing: ask again from the gap, and again
+		 * if the answer is late (it waits behind the responses on
+		 * their way, which keep coming out of sequence meanwhile) */
+		if (roce_psn_diff(psn, expect) > 0 && (!qp->read_gap ||
+		    now - qp->read_gap_tsc >= qp->ask_rtt.rto)) {
+			qp->read_gap_again = qp->read_gap;
 			qp->read_gap = true;
+			qp->read_gap_tsc = now;
 			qp->st.out_of_seq++;
 			rc_go_back(qp, expect);
 		}
 		return;
 	}
+	if (qp->read_gap && !qp->read_gap_again)	/* answered: timed */
+		rc_rtt_sample(&qp->ask_rtt, now - qp->read_gap_tsc);
 	k = w->done_pkts;
 	want = RTE_MIN((uint32_t)qp->pmtu, w->len - k * qp->pmtu);
 	if (w->len == 0)

@@ -204,9 +204,8 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 		    qp->timeout_tsc, dev->tsc_hz * RC_RTO_INIT_US / 1000000);
 	if (qp->sr != NULL)
 		qp->sr->rd_top = qp->isn;
-	if (qp->sr != NULL)
-		rc_rtt_init(&qp->sr->ask_rtt, dev->tsc_hz * RC_RTO_FLOOR_SR_US /
-			    4000000, qp->timeout_tsc, qp->rtt.rto);
+	rc_rtt_init(&qp->ask_rtt, dev->tsc_hz * RC_RTO_FLOOR_SR_US / 4000000,
+		    qp->timeout_tsc, qp->rtt.rto);
 	qp->epsn = r->psn;
 	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
 }

@@ -160,9 +160,9 @@ struct rc_sr {
 	 * RC_RD_WND (a response lands where its PSN says, in any order) */
 	uint64_t rd_map[RC_RD_WND / 64];
 	/* requester: READ parts asked for again, oldest first, and how long
-	 * the answer to such a request takes (it waits behind the responses
-	 * already on their way): a part not there after ask_rtt.rto is asked
-	 * for again, a lost request or answer costs that, not a timeout */
+	 * the answer to such a request takes (qp->ask_rtt): a part not there
+	 * after ask_rtt.rto is asked for again, a lost request or answer
+	 * costs that, not a timeout */
 	struct rc_ask {
 		uint32_t psn, n;
 		uint64_t tsc;
@@ -170,7 +170,6 @@ struct rc_sr {
 	} ask[RC_RD_ASKS];
 	uint32_t ask_head, n_ask;
 	uint32_t rd_top;	/* one past the highest response placed */
-	struct rc_rtt ask_rtt;
 	/* responder: parts of accepted READs asked for again, answered
 	 * before the queued READs */
 	struct rc_read_res hole[RC_RD_HOLES];
@@ -265,6 +264,11 @@ struct dpdat_qp {
 	uint32_t ackreq_every;
 	uint64_t rnr_until;	/* hold sending until then */
 	bool read_gap;		/* a READ response went missing */
+	bool read_gap_again;	/* and was asked for more than once */
+	uint64_t read_gap_tsc;	/* when it was last asked for */
+	/* How long the answer to a READ asked for again takes: it waits
+	 * behind the responses already on their way (both modes) */
+	struct rc_rtt ask_rtt;
 	bool zc_check;		/* a zero-copy buffer came back: complete */
 
 	/* responder, engine only */

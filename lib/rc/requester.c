@@ -305,7 +305,7 @@ ask_of_una(struct rc_sr *sr, uint32_t una)
 	return NULL;
 }
 
-/* A READ part asked for again whose answer is late (ask_rtt.rto) is asked
+/* A READ part asked for again whose answer is late (qp->ask_rtt.rto) is asked
  * for once more. True when the part at una has a request under way: the
  * probe leaves it alone. */
 static bool
@@ -319,7 +319,7 @@ read_ask_timer(struct dpdat_qp *qp, uint64_t now)
 	    rc_rd_test(qp->sr, qp->una) ||
 	    (a = ask_of_una(qp->sr, qp->una)) == NULL)
 		return false;
-	if (now - a->tsc < qp->sr->ask_rtt.rto)
+	if (now - a->tsc < qp->ask_rtt.rto)
 		return true;
 	/* no backoff: one small request, and the estimate is the answer's
 	 * wait behind the stream, not a path that may have gone */
