@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The dpdat authors
 #
-# Install, build, run every test suite; then build a second tree with
-# AddressSanitizer and UndefinedBehaviorSanitizer and run the unit suites
-# there. Exits non-zero on any failure.
+# Install, build, run every test suite; then a debug tree, whose engine
+# checks its invariants after every step (DPDAT_DEBUG), runs the suites
+# with injected loss; then a tree with AddressSanitizer and
+# UndefinedBehaviorSanitizer runs the unit suites. Exits non-zero on any
+# failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 devtools/setup.sh || exit 1
@@ -22,6 +24,9 @@ run_suites() {	# dir, meson test arguments...
 
 devtools/build.sh build || exit 1
 run_suites build
+
+devtools/build.sh build-dbg -Dbuildtype=debug || exit 1
+run_suites build-dbg --suite faults
 
 devtools/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || exit 1
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

@@ -137,12 +137,20 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 			qp->sq_head++;
 		}
 	} while (qp->sr != NULL && read_walk(qp, now));
-	/* una never passes a READ still waiting for responses */
-	if (qp->sq_head != qp->sq_started) {
-		w = swqe(qp, qp->sq_head);
-		if (w->opcode == DPDAT_WR_RDMA_READ)
-			psn = roce_psn_add(w->first_psn, w->done_pkts +
-					   ROCE_PSN_MASK);
+	/* una never passes a READ still waiting for responses: the one at
+	 * the head, or one behind a WR acknowledged but not complete (its
+	 * zero-copy memory still in the device) that this ACK goes past */
+	for (uint32_t i = qp->sq_head; i != qp->sq_started; i++) {
+		w = swqe(qp, i);
+		if (w->opcode == DPDAT_WR_RDMA_READ) {
+			if (roce_psn_diff(psn, w->first_psn) >= 0)
+				psn = roce_psn_add(w->first_psn, w->done_pkts +
+						   ROCE_PSN_MASK);
+			break;
+		}
+		if (roce_psn_diff(psn, roce_psn_add(w->first_psn,
+						     w->npkts)) < 0)
+			break;	/* the ACK ends inside it: no READ passed */
 	}
 	if (roce_psn_diff(roce_psn_add(psn, 1), qp->una) > 0) {
 		progress(qp, roce_psn_add(psn, 1), now);

@@ -254,6 +254,7 @@ rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 	case ROCE_OP_READ_RESP_LAST:
 	case ROCE_OP_READ_RESP_ONLY:
 		rc_completer(qp, m, bth, off + sizeof(*bth), paylen);
+		rc_req_check(qp, "an answer");
 		break;
 	case ROCE_OP_UD_SEND_ONLY:
 	case ROCE_OP_UD_SEND_ONLY_IMM:
@@ -303,6 +304,7 @@ rc_engine_iter(struct dpdat_dev *dev)
 			if (qp->sq_head != qp->sq_started)
 				rc_requester_timer(qp, now);
 			rc_requester(qp, now);
+			rc_req_check(qp, "sending");
 		}
 	}
 	cm_progress(dev, now);

@@ -409,6 +409,37 @@ struct rte_mbuf *rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w,
 int rc_zc_pool_create(struct dpdat_dev *dev);
 
 /* requester.c */
+
+/*
+ * The requester's state, named. It is derived from the counters (sq_head,
+ * sq_send, sq_started, sq_tail; una, psn, max_sent, frontier; rnr_until)
+ * rather than stored beside them, so the two can never disagree:
+ *   IDLE       nothing started and not completed, nothing posted to send
+ *   SENDING    new packets go out (psn == max_sent), window open
+ *   RESENDING  a go-back is being sent again (psn < max_sent)
+ *   WAITING    everything started is out: ACKs, responses or a timer
+ *   RNR_WAIT   the responder had no receive WR: hold until rnr_until
+ *   ERROR      the QP broke: everything flushes
+ * Its invariants are written once, in rc_req_check(), which debug and
+ * sanitizer builds (DPDAT_DEBUG) run after every step of the engine.
+ */
+enum rc_req_state {
+	RC_REQ_IDLE,
+	RC_REQ_SENDING,
+	RC_REQ_RESENDING,
+	RC_REQ_WAITING,
+	RC_REQ_RNR_WAIT,
+	RC_REQ_ERROR,
+};
+
+enum rc_req_state rc_req_state(const struct dpdat_qp *qp, uint64_t now);
+const char *rc_req_state_name(enum rc_req_state s);
+#ifdef DPDAT_DEBUG
+void rc_req_check(const struct dpdat_qp *qp, const char *where);
+#else
+#define rc_req_check(qp, where) do { } while (0)
+#endif
+
 void rc_requester(struct dpdat_qp *qp, uint64_t now);
 /* The absolute SQ index of the started WR holding psn, or sq_started. */
 uint32_t rc_swqe_of_psn(struct dpdat_qp *qp, uint32_t psn);

@@ -400,8 +400,12 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 void
 rc_go_back(struct dpdat_qp *qp, uint32_t psn)
 {
-	uint32_t i = rc_swqe_of_psn(qp, psn);
+	uint32_t i;
 
+	/* never below what the peer acknowledged (a NAK may name una - 1) */
+	if (roce_psn_diff(psn, qp->una) < 0)
+		psn = qp->una;
+	i = rc_swqe_of_psn(qp, psn);
 	/* not inside a started WR: only the PSN after them all is valid */
 	if (i == qp->sq_started && psn != qp->frontier)
 		return;
@@ -502,3 +506,105 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 	qp->force_ackreq = true;
 	rc_go_back(qp, qp->una);
 }
+
+enum rc_req_state
+rc_req_state(const struct dpdat_qp *qp, uint64_t now)
+{
+	if (qp->state == DPDAT_QPS_ERR)
+		return RC_REQ_ERROR;
+	if (qp->sq_head == qp->sq_started && qp->sq_send == qp->sq_tail)
+		return RC_REQ_IDLE;
+	if (now < qp->rnr_until)
+		return RC_REQ_RNR_WAIT;
+	if (qp->psn != qp->max_sent)
+		return RC_REQ_RESENDING;
+	if (qp->sq_send != qp->sq_tail &&
+	    roce_psn_diff(qp->psn, qp->una) < (int32_t)qp->wnd)
+		return RC_REQ_SENDING;
+	return RC_REQ_WAITING;
+}
+
+const char *
+rc_req_state_name(enum rc_req_state s)
+{
+	static const char *const names[] = {
+		[RC_REQ_IDLE] = "idle", [RC_REQ_SENDING] = "sending",
+		[RC_REQ_RESENDING] = "resending", [RC_REQ_WAITING] = "waiting",
+		[RC_REQ_RNR_WAIT] = "rnr-wait", [RC_REQ_ERROR] = "error",
+	};
+
+	return s < RTE_DIM(names) ? names[s] : "?";
+}
+
+#ifdef DPDAT_DEBUG
+#define REQ_ASSERT(cond) do {						\
+	if (!(cond))							\
+		rte_panic("qp %u: requester invariant '%s' broken after "	\
+			  "%s: una %u psn %u max_sent %u frontier %u acked %u "	\
+			  "sq head %u send %u started %u tail %u\n",	\
+			  qp->qpn, #cond, where, qp->una, qp->psn,		\
+			  qp->max_sent, qp->frontier, qp->acked,		\
+			  qp->sq_head, qp->sq_send, qp->sq_started,		\
+			  qp->sq_tail);					\
+} while (0)
+
+/* a <= b for PSNs modulo 2^24, and for free-running SQ indices */
+#define PSN_LE(a, b) (roce_psn_diff((b), (a)) >= 0)
+#define IDX_LE(a, b) ((int32_t)((b) - (a)) >= 0)
+
+/* The requester's invariants, written once. */
+void
+rc_req_check(const struct dpdat_qp *qp, const char *where)
+{
+	const struct rc_swqe *w;
+	uint32_t i, reads = 0;
+
+	if (qp->state != DPDAT_QPS_RTS)
+		return;		/* an error flushes; INIT/RTR send nothing */
+	/* the send queue, oldest to newest */
+	REQ_ASSERT(IDX_LE(qp->sq_head, qp->sq_send));
+	REQ_ASSERT(IDX_LE(qp->sq_send, qp->sq_started));
+	REQ_ASSERT(IDX_LE(qp->sq_started, qp->sq_tail));
+	REQ_ASSERT(qp->sq_tail - qp->sq_head <= qp->sq_size);
+	/* PSNs: acknowledged < sent again <= sent once <= given to WRs */
+	REQ_ASSERT(PSN_LE(qp->una, qp->psn));
+	REQ_ASSERT(PSN_LE(qp->psn, qp->max_sent));
+	REQ_ASSERT(PSN_LE(qp->max_sent, qp->frontier));
+	REQ_ASSERT(PSN_LE(roce_psn_add(qp->una, ROCE_PSN_MASK), qp->acked) ||
+		   qp->sq_head != qp->sq_started);
+	/* nothing outstanding: everything given out was answered */
+	if (qp->sq_head == qp->sq_started)
+		REQ_ASSERT(qp->una == qp->frontier && qp->psn == qp->frontier);
+	/* started WRs hold consecutive PSNs; a READ at the head holds una
+	 * right after its responses placed in a row */
+	for (i = qp->sq_head; i != qp->sq_started; i++) {
+		w = &qp->sq[i & (qp->sq_size - 1)];
+		if (i + 1 != qp->sq_started)
+			REQ_ASSERT(roce_psn_add(w->first_psn, w->npkts) ==
+				   qp->sq[(i + 1) & (qp->sq_size - 1)].first_psn);
+		if (w->opcode == DPDAT_WR_RDMA_READ) {
+			reads++;
+			REQ_ASSERT(w->done_pkts < w->npkts);
+			if (i == qp->sq_head)
+				REQ_ASSERT(qp->una == roce_psn_add(w->first_psn,
+								   w->done_pkts));
+		}
+	}
+	REQ_ASSERT(reads == qp->reads_out);
+	if (qp->sq_head != qp->sq_started) {
+		w = &qp->sq[(qp->sq_started - 1) & (qp->sq_size - 1)];
+		REQ_ASSERT(roce_psn_add(w->first_psn, w->npkts) ==
+			   qp->frontier);
+	}
+	/* selective repeat: what the responder holds, counted right */
+	if (qp->sr != NULL) {
+		uint32_t n = 0;
+
+		for (i = 0; i < RC_SR_WND / 64; i++)
+			n += (uint32_t)__builtin_popcountll(qp->sr->map[i]);
+		REQ_ASSERT(n == qp->sr->n_held);
+		REQ_ASSERT(qp->sr->n_ask <= RC_RD_ASKS);
+	}
+	REQ_ASSERT(qp->dev->n_held <= qp->dev->max_held);
+}
+#endif
