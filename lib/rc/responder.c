@@ -98,14 +98,32 @@ read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	return 0;
 }
 
-/* Under selective repeat: a part of an accepted READ asked for again. */
+/* Under selective repeat: a part of an accepted READ asked for again.
+ * Only what was sent already is sent again: a part of a READ still being
+ * answered that is not out yet comes anyway, and answering it twice would
+ * let the requester complete the READ, and post another, while this READ
+ * still holds one of our resources. */
 static void
 hole_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	     uint32_t psn)
 {
 	struct rc_sr *sr = qp->sr;
 	struct rc_read_res *r;
+	uint32_t i, sent;
 
+	for (i = 0; i < qp->nres; i++) {
+		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+		if (roce_psn_diff(psn, r->first_psn) < 0 ||
+		    roce_psn_diff(psn, roce_psn_add(r->first_psn,
+						     r->npkts)) >= 0)
+			continue;
+		if (roce_psn_diff(psn, r->psn) >= 0)
+			return;		/* not sent yet: it comes */
+		sent = (uint32_t)roce_psn_diff(r->psn, psn);
+		if ((uint64_t)sent * qp->pmtu < len)
+			len = sent * qp->pmtu;
+		break;
+	}
 	if (sr->n_holes == RC_RD_HOLES)
 		return;		/* the requester asks again */
 	r = &sr->hole[(sr->hole_head + sr->n_holes) % RC_RD_HOLES];
