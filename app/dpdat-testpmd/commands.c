@@ -277,10 +277,13 @@ show_qp(const char *arg)
 	printf("  tx %lu pkts %lu bytes, rx %lu pkts %lu bytes\n"
 	       "  retransmits %lu, timeouts %lu, NAKs sent %lu rcvd %lu, "
 	       "RNR NAKs sent %lu rcvd %lu\n  duplicates %lu, out of "
-	       "sequence %lu, zero-copy tx %lu\n", s.tx_pkts, s.tx_bytes,
+	       "sequence %lu, zero-copy tx %lu\n"
+	       "  resent %lu pkts (on SACKs %lu), probes %lu, held %lu\n",
+	       s.tx_pkts, s.tx_bytes,
 	       s.rx_pkts, s.rx_bytes, s.retransmits, s.timeouts, s.naks_sent,
 	       s.naks_rcvd, s.rnr_naks_sent, s.rnr_naks_rcvd, s.dup_rcvd,
-	       s.out_of_seq, s.tx_zerocopy);
+	       s.out_of_seq, s.tx_zerocopy, s.tx_resent, s.sack_resent,
+	       s.probes, s.held);
 	return 0;
 }
 

@@ -270,6 +270,11 @@ struct dpdat_qp_remote {
 /** Selective repeat: the responder holds packets after a gap and its NAKs
  *  say what it holds; the requester resends only what is missing. */
 #define DPDAT_QP_EXT_SACK	0x01
+/** Repeated sequence NAKs: the responder NAKs a gap again for each later
+ *  packet that asks for an ACK (a lost NAK costs no timeout); the requester
+ *  acts on a repeat at most once a round trip. A plain RoCEv2 requester
+ *  would go back again at each, so only between dpdat peers. */
+#define DPDAT_QP_EXT_NAK_REPEAT	0x02
 
 /** Result of dpdat_qp_query(). */
 struct dpdat_qp_info {

@@ -380,7 +380,8 @@ send_req(struct dpdat_cm_conn *c)
 	gid_of(p + REQ_GID_R, c->peer_ip);
 	p[REQ_HOPLIMIT] = 64;
 	p[REQ_SL] = 0x08;			/* subnet local */
-	p[REQ_ACKTO] = 14 << 3 | (c->cm->dev->go_back_n ? 0 : CM_EXT_SACK);
+	p[REQ_ACKTO] = 14 << 3 | CM_EXT_NAK_REPEAT |
+		       (c->cm->dev->go_back_n ? 0 : CM_EXT_SACK);
 	if (cm_ip_service(c->service_id)) {
 		/* rdma_cm's header, then the consumer's bytes; the source
 		 * port stands for our end as a TCP port would */
@@ -392,6 +393,16 @@ send_req(struct dpdat_cm_conn *c)
 		memcpy(p + REQ_PDATA, c->pdata, RTE_MIN(c->plen, REQ_PDATA_LEN));
 	}
 	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
+}
+
+/* The extensions a REQ offers or a REP accepts (reserved bits, zero from
+ * any CM but dpdat's) that this device allows. */
+static uint8_t
+ext_of(const struct cm_dev *cm, uint8_t bits)
+{
+	return ((bits & CM_EXT_SACK) && !cm->dev->go_back_n ?
+		DPDAT_QP_EXT_SACK : 0) |
+	       (bits & CM_EXT_NAK_REPEAT ? DPDAT_QP_EXT_NAK_REPEAT : 0);
 }
 
 static void
@@ -413,7 +424,9 @@ send_rep(struct dpdat_cm_conn *c)
 	p[REP_ID] = RC_MAX_RD;
 	p[REP_TAD] = 14 << 3;
 	p[REP_RNR] = 7 << 5 |
-		     (c->remote.ext & DPDAT_QP_EXT_SACK ? CM_EXT_SACK : 0);
+		     (c->remote.ext & DPDAT_QP_EXT_SACK ? CM_EXT_SACK : 0) |
+		     (c->remote.ext & DPDAT_QP_EXT_NAK_REPEAT ?
+		      CM_EXT_NAK_REPEAT : 0);
 	memcpy(p + REP_PDATA, c->pdata, RTE_MIN(c->plen, REP_PDATA_LEN));
 	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
 }
@@ -738,8 +751,7 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 	c->remote.max_rd_atomic = RTE_MAX(RTE_MIN(p[REQ_EECN_ID + 3],
 					(uint8_t)RC_MAX_RD), (uint8_t)1);
 	c->remote.timeout = p[REQ_ACKTO] >> 3;
-	c->remote.ext = (p[REQ_ACKTO] & CM_EXT_SACK) && !cm->dev->go_back_n ?
-			DPDAT_QP_EXT_SACK : 0;
+	c->remote.ext = ext_of(cm, p[REQ_ACKTO]);
 	c->remote.ipv4 = ip;
 	c->remote.mac = *mac;
 	if (c->remote.pmtu == 0 ||
@@ -801,8 +813,7 @@ on_rep(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 	if (c->remote.max_rd_atomic == 0)
 		c->remote.max_rd_atomic = 1;
 	/* an extension holds when we offered it and the peer took it */
-	c->remote.ext = (p[REP_RNR] & CM_EXT_SACK) && !cm->dev->go_back_n ?
-			DPDAT_QP_EXT_SACK : 0;
+	c->remote.ext = ext_of(cm, p[REP_RNR]);
 	if (c->qp == NULL || rc_qp_remote_check(c->qp, &c->remote) != 0 ||
 	    c->qp->state != DPDAT_QPS_INIT) {
 		conn_close(c, DPDAT_CM_REJECTED, NULL, 0,

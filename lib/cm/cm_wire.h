@@ -54,6 +54,7 @@
  * and ignore: the REQ offers (low bits of the local ACK timeout byte), the
  * REP accepts (low bits of the RNR retry byte). Only between dpdat peers. */
 #define CM_EXT_SACK	0x01	/* selective repeat (DPDAT_QP_EXT_SACK) */
+#define CM_EXT_NAK_REPEAT 0x02	/* DPDAT_QP_EXT_NAK_REPEAT */
 #define REQ_PDATA	140
 #define REQ_PDATA_LEN	92
 

@@ -216,10 +216,9 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, const uint8_t *sack,
 		switch (syn) {
 		case ROCE_AETH_NAK_PSN:
 			ack_upto(qp, prev, now);
-			if (sack != NULL && qp->state == DPDAT_QPS_RTS) {
-				rc_sr_on_sack(qp, psn, sack, now);
+			if (sack != NULL && qp->state == DPDAT_QPS_RTS &&
+			    rc_sr_on_sack(qp, psn, sack, now))
 				break;
-			}
 			/* the responder repeats its NAK while packets after
 			 * the gap arrive: act once a round trip */
 			if (psn == qp->gb_psn &&
@@ -290,12 +289,21 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 
 	if (d < 0 || d >= RC_RD_WND || rc_rd_test(qp->sr, psn))
 		return;		/* placed already, or too far ahead */
-	idx = rc_swqe_of_psn(qp, psn);
-	if (idx == qp->sq_started)
-		return;
+	/* the head READ first: nearly always the one */
+	idx = qp->sq_head;
 	w = swqe(qp, idx);
+	if (idx == qp->sq_started ||
+	    roce_psn_diff(psn, roce_psn_add(w->first_psn, w->npkts)) >= 0) {
+		idx = rc_swqe_of_psn(qp, psn);
+		if (idx == qp->sq_started)
+			return;
+		w = swqe(qp, idx);
+	}
 	if (w->opcode != DPDAT_WR_RDMA_READ)
 		return;
+	/* a response acknowledges every request before its READ */
+	if (idx != qp->sq_head)
+		ack_upto(qp, roce_psn_add(w->first_psn, ROCE_PSN_MASK), now);
 	k = (uint32_t)roce_psn_diff(psn, w->first_psn);
 	want = w->len == 0 ? 0 : RTE_MIN((uint32_t)qp->pmtu,
 					 w->len - k * qp->pmtu);
@@ -343,8 +351,21 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	if (qp->sq_head == qp->sq_started)
 		return;
 	w = swqe(qp, qp->sq_head);
-	if (w->opcode != DPDAT_WR_RDMA_READ)
-		return;
+	if (w->opcode != DPDAT_WR_RDMA_READ) {
+		/* a response acknowledges every request before its READ
+		 * (the ACK for them may have been lost) */
+		uint32_t idx = rc_swqe_of_psn(qp, psn);
+
+		if (idx == qp->sq_started ||
+		    swqe(qp, idx)->opcode != DPDAT_WR_RDMA_READ)
+			return;
+		ack_upto(qp, roce_psn_add(swqe(qp, idx)->first_psn,
+					  ROCE_PSN_MASK), now);
+		w = swqe(qp, qp->sq_head);
+		if (qp->sq_head == qp->sq_started ||
+		    w->opcode != DPDAT_WR_RDMA_READ)
+			return;
+	}
 	expect = roce_psn_add(w->first_psn, w->done_pkts);
 	if (psn != expect) {
 		/* a response went missing: ask again from the gap, and again
@@ -353,6 +374,8 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		if (roce_psn_diff(psn, expect) > 0 && (!qp->read_gap ||
 		    now - qp->read_gap_tsc >= qp->ask_rtt.rto)) {
 			qp->read_gap_again = qp->read_gap;
+			if (qp->read_gap)	/* late again: wait longer */
+				rc_rtt_backoff(&qp->ask_rtt);
 			qp->read_gap = true;
 			qp->read_gap_tsc = now;
 			qp->st.out_of_seq++;
@@ -362,6 +385,8 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	}
 	if (qp->read_gap && !qp->read_gap_again)	/* answered: timed */
 		rc_rtt_sample(&qp->ask_rtt, now - qp->read_gap_tsc);
+	else if (qp->read_gap)
+		rc_rtt_progress(&qp->ask_rtt);
 	k = w->done_pkts;
 	want = RTE_MIN((uint32_t)qp->pmtu, w->len - k * qp->pmtu);
 	if (w->len == 0)

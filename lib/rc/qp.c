@@ -191,6 +191,7 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	qp->timeout_tsc = (uint64_t)((double)us * dev->tsc_hz / 1e6);
 	qp->wnd = RC_MAX_INFLIGHT;
 	qp->ackreq_every = RC_ACKREQ_EVERY;
+	qp->nak_repeat = (r->ext & DPDAT_QP_EXT_NAK_REPEAT) != 0;
 	/* selective repeat when agreed, and memory for it; else go-back-N */
 	if ((r->ext & DPDAT_QP_EXT_SACK) && !dev->go_back_n &&
 	    rc_sr_enable(qp) != 0)
@@ -218,7 +219,7 @@ rc_qp_remote_check(const struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	if (r == NULL || !pmtu_ok(r->pmtu) || r->qpn > ROCE_QPN_MASK ||
 	    r->qpn < 2 || r->psn > ROCE_PSN_MASK || r->retry_cnt > 7 ||
 	    r->rnr_retry > 7 || r->timeout > 31 ||
-	    (r->ext & ~DPDAT_QP_EXT_SACK) != 0 ||
+	    (r->ext & ~(DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_NAK_REPEAT)) != 0 ||
 	    r->pmtu + hdrs > qp->dev->port->mtu)
 		return -EINVAL;
 	return 0;
@@ -246,7 +247,8 @@ dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info)
 		return -EINVAL;
 	info->qpn = qp->qpn;
 	info->sq_psn = qp->isn;
-	info->ext = qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0;
+	info->ext = (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
+		    (qp->nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0);
 	info->state = (enum dpdat_qp_state)__atomic_load_n(&qp->state,
 							    __ATOMIC_ACQUIRE);
 	info->pmtu = qp->pmtu;
@@ -390,15 +392,24 @@ dpdat_qp_dump(const struct dpdat_qp *qp, FILE *f)
 		return -EBADF;
 	if (f == NULL)
 		return -EINVAL;
-	fprintf(f, "qp %u -> %u state %d pmtu %u\n"
-		"  requester: psn %u una %u max_sent %u frontier %u isn %u\n"
+	fprintf(f, "qp %u -> %u state %d pmtu %u ext 0x%x\n"
+		"  requester (%s): psn %u una %u max_sent %u frontier %u "
+		"isn %u acked %u\n"
+		"  srtt %lu ns rto %lu ns probes in stall %u held %u\n"
 		"  sq head %u send %u started %u tail %u (out %u) reads %u "
 		"retries %u rnr %u rnr_wait %d tx batch %u\n"
 		"  responder: epsn %u msn %u state %u nak_sent %d ack_due %d "
 		"reads queued %u rq head %u tail %u srq %p held %d\n",
 		qp->qpn, qp->dqpn,
-		qp->state, qp->pmtu, qp->psn, qp->una, qp->max_sent,
-		qp->frontier, qp->isn, qp->sq_head, qp->sq_send,
+		qp->state, qp->pmtu, (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
+		(qp->nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0),
+		rc_req_state_name(rc_req_state(qp, rte_get_tsc_cycles())),
+		qp->psn, qp->una, qp->max_sent, qp->frontier, qp->isn,
+		qp->acked,
+		(unsigned long)((double)qp->rtt.srtt * 1e9 / qp->dev->tsc_hz),
+		(unsigned long)((double)qp->rtt.rto * 1e9 / qp->dev->tsc_hz),
+		qp->nprobe, qp->sr != NULL ? qp->sr->n_held : 0,
+		qp->sq_head, qp->sq_send,
 		qp->sq_started, qp->sq_tail, qp->sq_out, qp->reads_out,
 		qp->retries_left, qp->rnr_left,
 		rte_get_tsc_cycles() < qp->rnr_until, qp->dev->n_tx, qp->epsn,

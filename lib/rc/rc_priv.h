@@ -147,6 +147,7 @@ struct dpdat_srq {
  * arrived). */
 struct rc_held {
 	struct rte_mbuf *m;
+	uint32_t psn;		/* a slot is good for one PSN only */
 	uint16_t off;		/* of the headers after the BTH */
 	uint16_t paylen;
 };
@@ -261,6 +262,7 @@ struct dpdat_qp {
 	uint64_t tx_seq;	/* transmissions so far: orders sends (a
 				 * burst shares one timestamp) */
 	struct rc_sr *sr;	/* selective repeat state, NULL: go-back-N */
+	bool nak_repeat;	/* the peer takes repeated sequence NAKs */
 	uint32_t ackreq_every;
 	uint64_t rnr_until;	/* hold sending until then */
 	bool read_gap;		/* a READ response went missing */
@@ -320,6 +322,7 @@ struct dpdat_dev {
 	uint64_t last_timer;
 	struct rte_mempool *zc_pool;	/* NULL: zero-copy transmit off */
 	uint32_t n_held, max_held;	/* mbufs held out of order, bound */
+	uint32_t max_held_qp;		/* the bound of one QP */
 	bool go_back_n;			/* never selective repeat */
 	struct cm_dev *cm;		/* connection manager (lib/cm) */
 };
@@ -477,10 +480,15 @@ bool rc_sr_hold(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 struct rte_mbuf *rc_sr_next(struct dpdat_qp *qp, unsigned int *off,
 			    unsigned int *paylen);
 void rc_sr_drop_held(struct dpdat_qp *qp);
+/* Responder: what is held for PSNs psn .. psn + n - 1 goes (a READ request
+ * at psn took them all). */
+void rc_sr_drop_range(struct dpdat_qp *qp, uint32_t psn, uint32_t n);
 /* Responder: a sequence NAK at epsn with the bitmap of held PSNs. */
 void rc_sr_send_sack(struct dpdat_qp *qp);
-/* Requester: a SACK arrived (its first missing PSN and bitmap). */
-void rc_sr_on_sack(struct dpdat_qp *qp, uint32_t epsn, const uint8_t *map,
+/* Requester: a SACK arrived (its first missing PSN and bitmap). False when
+ * the responder holds nothing (no room): it dropped what followed the gap,
+ * the requester goes back N. */
+bool rc_sr_on_sack(struct dpdat_qp *qp, uint32_t epsn, const uint8_t *map,
 		   uint64_t now);
 
 /* completer.c */

@@ -249,6 +249,9 @@ rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now)
 	w = swqe(qp, i);
 	k = (uint32_t)roce_psn_diff(psn, w->first_psn);
 	qp->force_ackreq = ackreq;
+	/* Karn: a resend at or before the packet timed spoils its sample */
+	if (qp->rtt_tsc != 0 && roce_psn_diff(psn, qp->rtt_psn) <= 0)
+		qp->rtt_tsc = 0;
 	if (w->opcode == DPDAT_WR_RDMA_READ) {
 		/* ask from the first response not placed yet */
 		k = RTE_MAX(k, w->done_pkts);
@@ -272,6 +275,9 @@ rc_read_again(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		if (n == 0)
 			return 0;	/* all there */
 	}
+	if (qp->rtt_tsc != 0 &&
+	    roce_psn_diff(roce_psn_add(w->first_psn, k), qp->rtt_psn) <= 0)
+		qp->rtt_tsc = 0;	/* Karn */
 	if (send_read_req(qp, w, k, n, roce_psn_add(w->first_psn, k),
 			  now) != 0)
 		return -1;
@@ -418,24 +424,34 @@ rc_go_back(struct dpdat_qp *qp, uint32_t psn)
 	qp->since_ackreq = 0;
 }
 
-/* The tail probe: one packet again, asking for an answer. What holds una
- * is either a READ's responses, which the requester knows are missing (it
- * asks from the first), or else the last packet sent, whose answer (a SACK,
- * a NAK or an ACK) tells what the responder lacks. */
+/* The tail probe: one packet again, asking for an answer.
+ * Go-back-N: the last packet sent (or, when a READ holds una, its request
+ * from the first missing response); its answer, an ACK or a NAK, tells
+ * what the responder lacks. Selective repeat: the last packet and the
+ * oldest unacknowledged one (a READ's first missing part): a SACK shows a
+ * packet lost only when one sent after it arrived, and a responder out of
+ * room to hold the last one would show nothing; if una had arrived, the
+ * duplicate brings an ACK. */
 static void
 probe(struct dpdat_qp *qp, uint64_t now)
 {
 	const uint32_t idx = rc_swqe_of_psn(qp, qp->una);
 	const struct rc_swqe *w = &qp->sq[idx & (qp->sq_size - 1)];
-	const uint32_t psn = idx != qp->sq_started &&
-			     w->opcode == DPDAT_WR_RDMA_READ ? qp->una :
-			     roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
+	const uint32_t psn = (idx != qp->sq_started &&
+			      w->opcode == DPDAT_WR_RDMA_READ) || qp->sr ?
+			     qp->una : roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
 
 	qp->st.probes++;
 	qp->read_gap = false;	/* a READ may ask for its gap again */
 	if (qp->sr != NULL) {
+		const uint32_t last = roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
+
 		qp->rexmit_tsc = now;
 		rc_resend(qp, psn, true, now);
+		if (psn != last && rc_swqe_of_psn(qp, last) != qp->sq_started &&
+		    qp->sq[rc_swqe_of_psn(qp, last) & (qp->sq_size - 1)].opcode !=
+		    DPDAT_WR_RDMA_READ)
+			rc_resend(qp, last, true, now);
 		return;
 	}
 	qp->force_ackreq = true;

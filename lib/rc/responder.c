@@ -429,28 +429,33 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	}
 	qp->msn++;
 	qp->epsn = roce_psn_add(psn, npkts);
+	/* the READ took those PSNs: nothing legitimate is held there */
+	if (qp->sr != NULL && qp->sr->n_held != 0 && npkts > 1)
+		rc_sr_drop_range(qp, roce_psn_add(psn, 1), npkts - 1);
 }
 
 /* A packet past a gap. Under selective repeat it is held, else dropped;
- * one NAK per gap, and again for a packet asking for an answer: the first
- * NAK may have been lost (the requester acts on a go-back-N repeat at most
- * once a round trip, on a SACK only for what it shows lost). */
+ * one NAK per gap, and with a dpdat peer again for a packet asking for an
+ * answer: the first NAK may have been lost (a dpdat requester acts on a
+ * go-back-N repeat at most once a round trip, on a SACK only for what it
+ * shows lost; any other would go back at each repeat). */
 static void
 out_of_order(struct dpdat_qp *qp, struct rte_mbuf *m,
 	     const struct roce_bth *bth, uint32_t psn, unsigned int off,
 	     unsigned int paylen)
 {
-	const bool ackreq = rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_ACKREQ;
+	const bool again = (qp->sr != NULL || qp->nak_repeat) &&
+			   (rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_ACKREQ);
 
 	qp->st.out_of_seq++;
 	if (qp->sr != NULL && rc_sr_hold(qp, m, psn, off, paylen)) {
-		if (!qp->nak_sent || ackreq) {
+		if (!qp->nak_sent || again) {
 			qp->nak_sent = true;
 			rc_sr_send_sack(qp);
 		}
 		return;
 	}
-	if (!qp->nak_sent || ackreq) {
+	if (!qp->nak_sent || again) {
 		qp->nak_sent = true;
 		if (qp->sr != NULL)
 			rc_sr_send_sack(qp);

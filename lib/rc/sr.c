@@ -54,6 +54,32 @@ map_test(const struct rc_sr *sr, uint32_t slot)
 	return sr->map[slot / 64] >> (slot % 64) & 1;
 }
 
+/* A held packet the PSNs went past (a READ moved epsn over its slot; only
+ * a confused or hostile peer sends such) goes back to the pool. */
+static void
+slot_free(struct dpdat_qp *qp, uint32_t slot)
+{
+	struct rc_sr *sr = qp->sr;
+
+	rte_pktmbuf_free(sr->held[slot].m);
+	sr->map[slot / 64] &= ~(1ull << (slot % 64));
+	sr->n_held--;
+	qp->dev->n_held--;
+}
+
+void
+rc_sr_drop_range(struct dpdat_qp *qp, uint32_t psn, uint32_t n)
+{
+	struct rc_sr *sr = qp->sr;
+	uint32_t slot;
+
+	for (uint32_t i = 0; sr->n_held != 0 && i < n && i < RC_SR_WND; i++) {
+		slot = roce_psn_add(psn, i) & SR_MASK;
+		if (map_test(sr, slot))
+			slot_free(qp, slot);
+	}
+}
+
 bool
 rc_sr_hold(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	   unsigned int off, unsigned int paylen)
@@ -64,12 +90,17 @@ rc_sr_hold(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 
 	if (d <= 0 || d >= RC_SR_WND)
 		return false;
-	if (map_test(sr, slot))
-		return true;	/* held already: a duplicate */
-	if (qp->dev->n_held >= qp->dev->max_held)
+	if (map_test(sr, slot)) {
+		if (sr->held[slot].psn == psn)
+			return true;	/* held already: a duplicate */
+		slot_free(qp, slot);	/* left behind (slot_free) */
+	}
+	if (qp->dev->n_held >= qp->dev->max_held ||
+	    sr->n_held >= qp->dev->max_held_qp)
 		return false;
 	rte_mbuf_refcnt_update(m, 1);	/* the dispatcher frees its own */
-	sr->held[slot] = (struct rc_held){ m, (uint16_t)off, (uint16_t)paylen };
+	sr->held[slot] = (struct rc_held){ m, psn, (uint16_t)off,
+					   (uint16_t)paylen };
 	sr->map[slot / 64] |= 1ull << (slot % 64);
 	sr->n_held++;
 	qp->dev->n_held++;
@@ -86,6 +117,10 @@ rc_sr_next(struct dpdat_qp *qp, unsigned int *off, unsigned int *paylen)
 
 	if (sr->n_held == 0 || !map_test(sr, slot))
 		return NULL;
+	if (h->psn != qp->epsn) {
+		slot_free(qp, slot);
+		return NULL;
+	}
 	sr->map[slot / 64] &= ~(1ull << (slot % 64));
 	sr->n_held--;
 	qp->dev->n_held--;
@@ -191,7 +226,7 @@ maybe_resend(struct dpdat_qp *qp, uint32_t *idx, uint32_t psn,
 	return true;
 }
 
-void
+bool
 rc_sr_on_sack(struct dpdat_qp *qp, uint32_t epsn, const uint8_t *map,
 	      uint64_t now)
 {
@@ -208,20 +243,20 @@ rc_sr_on_sack(struct dpdat_qp *qp, uint32_t epsn, const uint8_t *map,
 		}
 	}
 	if (top == 0)
-		return;
+		return false;	/* it holds nothing: it dropped what followed */
 	psn = roce_psn_add(epsn, top);
 	if (roce_psn_diff(psn, qp->max_sent) >= 0)
-		return;		/* holds what we never sent: ignore it */
+		return true;	/* holds what we never sent: ignore it */
 	idx = qp->sq_head;
 	w = wr_at(qp, &idx, psn);
 	if (w == NULL)
-		return;
+		return true;
 	/* sends rise with PSNs but for resends: the top's send time stands
 	 * for the latest that arrived (a lost resend shows at a later SACK) */
 	newest = sent_at(qp, w, psn);
 	idx = qp->sq_head;
 	if (!maybe_resend(qp, &idx, epsn, newest, now))
-		return;
+		return true;
 	/* then PSN epsn + 1 + i for every clear bit i below top - 1 */
 	nbits = top - 1;
 	for (j = 0; j * 64 < nbits; j++) {
@@ -233,7 +268,8 @@ rc_sr_on_sack(struct dpdat_qp *qp, uint32_t epsn, const uint8_t *map,
 			v &= v - 1;
 			if (!maybe_resend(qp, &idx, roce_psn_add(epsn,
 					  1 + j * 64 + b), newest, now))
-				return;
+				return true;
 		}
 	}
+	return true;
 }

@@ -308,26 +308,39 @@ test_tail_loss(void)
 		struct dpdat_qp_stats sa;
 
 		write_one_lost(ext, 4096, 3, &s, &sa);
-		CU_ASSERT(sa.probes >= 1);
+		CU_ASSERT_EQUAL(sa.probes, 1);
 		CU_ASSERT_EQUAL(sa.timeouts, 0);
-		CU_ASSERT_EQUAL(sa.tx_resent, 1);
+		/* go-back-N: the last; selective repeat: the first and the
+		 * last (the first went through: a duplicate) */
+		CU_ASSERT_EQUAL(sa.tx_resent, ext ? 2 : 1);
 		disconnect_pair();
 	}
 }
 
-/* A packet lost and the responder's first NAK too: the NAK (or SACK) comes
- * again for the next packet asking for an ACK; still no timeout. */
+/* A packet lost and the responder's first NAK too: between dpdat peers the
+ * NAK (or SACK) comes again for the next packet asking for an ACK, with no
+ * timeout; towards a plain RoCEv2 peer one NAK a gap, the probe and the
+ * timeout recover. */
 static void
 test_lost_nak(void)
 {
-	for (uint8_t ext = 0; ext <= DPDAT_QP_EXT_SACK; ext++) {
+	static const uint8_t exts[] = { DPDAT_QP_EXT_NAK_REPEAT,
+		DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_NAK_REPEAT, 0 };
+
+	for (unsigned int i = 0; i < RTE_DIM(exts); i++) {
 		struct script s = { .drop_resp_k = ~0u, .drop_naks = 1 };
 		struct dpdat_qp_stats sa;
 
-		write_one_lost(ext, 32 * 1024, 2, &s, &sa);
-		CU_ASSERT(s.naks >= 2);
-		CU_ASSERT_EQUAL(sa.timeouts, 0);
-		CU_ASSERT_EQUAL(sa.tx_resent, ext ? 1 : 30);
+		write_one_lost(exts[i], 32 * 1024, 2, &s, &sa);
+		if (exts[i] == 0) {
+			CU_ASSERT_EQUAL(s.naks, 1);	/* never repeated */
+			CU_ASSERT(sa.probes + sa.timeouts >= 1);
+		} else {
+			CU_ASSERT(s.naks >= 2);
+			CU_ASSERT_EQUAL(sa.timeouts, 0);
+			CU_ASSERT_EQUAL(sa.tx_resent, (exts[i] &
+					DPDAT_QP_EXT_SACK) ? 1 : 30);
+		}
 		disconnect_pair();
 	}
 }
@@ -443,6 +456,61 @@ test_sr_hold_bound(void)
 	disconnect_pair();
 }
 
+/* A responder with no room to hold: its SACKs are empty, the requester goes
+ * back N instead of waiting for a timeout. */
+static void
+test_sr_no_room(void)
+{
+	struct script s = { .drop_resp_k = ~0u };
+	struct dpdat_qp_stats sa, sb;
+	const uint32_t max = B.dev->max_held;
+
+	B.dev->max_held = 0;
+	write_one_lost(DPDAT_QP_EXT_SACK, 8192, 1, &s, &sa);
+	dpdat_qp_stats(B.qp, &sb);
+	CU_ASSERT_EQUAL(sb.held, 0);
+	CU_ASSERT(s.sacks >= 1);
+	CU_ASSERT_EQUAL(sa.tx_resent, 7);	/* packets 1..7 */
+	CU_ASSERT_EQUAL(sa.timeouts, 0);
+	B.dev->max_held = max;
+	disconnect_pair();
+}
+
+/* A WRITE then a READ, and every ACK lost: the READ's responses
+ * acknowledge the WRITE (IBTA: a response acknowledges every request
+ * before it). Both modes. */
+static void
+test_read_acks_before(void)
+{
+	for (uint8_t ext = 0; ext <= DPDAT_QP_EXT_SACK; ext++) {
+		struct script s = { .drop_k = ~0u, .drop_resp_k = ~0u,
+				    .drop_acks = true };
+		struct dpdat_qp_stats sa;
+		struct dpdat_wc wc[2];
+		int n = 0;
+
+		connect_pair_ext(1024, 14, ext);
+		s.first = first_psn(A.qp);
+		fill(A.buf, 4096, 3);
+		fill(B.buf + 65536, 4096, 4);
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4096,
+				     (uintptr_t)B.buf, B.key) == 0);
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 8192, 4096,
+				     (uintptr_t)B.buf + 65536, B.key) == 0);
+		while (n < 2 && xwait(&A, &wc[n], 2000, keep_script, &s) == 0)
+			n++;
+		CU_ASSERT_FATAL(n == 2);
+		CU_ASSERT_EQUAL(wc[0].status, DPDAT_WC_SUCCESS);
+		CU_ASSERT_EQUAL(wc[0].opcode, DPDAT_WR_RDMA_WRITE);
+		CU_ASSERT_EQUAL(wc[1].status, DPDAT_WC_SUCCESS);
+		CU_ASSERT_EQUAL(wc[1].opcode, DPDAT_WR_RDMA_READ);
+		CU_ASSERT_EQUAL(memcmp(A.buf + 8192, B.buf + 65536, 4096), 0);
+		dpdat_qp_stats(A.qp, &sa);
+		CU_ASSERT_EQUAL(sa.timeouts, 0);
+		disconnect_pair();
+	}
+}
+
 /* Through the CM, dpdat peers agree on selective repeat; a device that
  * refuses it (go_back_n) makes both ends speak go-back-N. */
 static void
@@ -483,8 +551,11 @@ test_cm_negotiation(void)
 				DPDAT_CM_ESTABLISHED);
 		dpdat_qp_query(qa, &ia);
 		dpdat_qp_query(qb, &ib);
-		CU_ASSERT_EQUAL(ia.ext, gbn ? 0 : DPDAT_QP_EXT_SACK);
-		CU_ASSERT_EQUAL(ib.ext, gbn ? 0 : DPDAT_QP_EXT_SACK);
+		/* repeated NAKs between dpdat peers whatever the mode */
+		CU_ASSERT_EQUAL(ia.ext, (gbn ? 0 : DPDAT_QP_EXT_SACK) |
+				DPDAT_QP_EXT_NAK_REPEAT);
+		CU_ASSERT_EQUAL(ib.ext, (gbn ? 0 : DPDAT_QP_EXT_SACK) |
+				DPDAT_QP_EXT_NAK_REPEAT);
 		CU_ASSERT(dpdat_cm_disconnect(ca, NULL, 0) == 0);
 		CU_ASSERT_EQUAL(cm_next(ea, &ev, 200000),
 				DPDAT_CM_DISCONNECTED);
@@ -537,6 +608,8 @@ CU_TestInfo rc_loss_tests[] = {
 	{ "lost READ response: asked again", test_read_resp_loss },
 	{ "SR: lost last READ response: the probe", test_read_tail_loss },
 	{ "SR: the responder holds within its bound", test_sr_hold_bound },
+	{ "SR: no room to hold: back N, no timeout", test_sr_no_room },
+	{ "READ responses acknowledge what precedes", test_read_acks_before },
 	{ "CM: selective repeat agreed or refused", test_cm_negotiation },
 	{ "unknown extension refused", test_unknown_ext },
 	CU_TEST_INFO_NULL,
