@@ -10,7 +10,13 @@
  * receives and work in flight. The device sits on a net_null port, so
  * whatever the engine answers is discarded.
  *
- * Input: 4 bytes (little endian) for the QP's expected PSN, then the frame.
+ * Two QPs: one speaks go-back-N, as with any RoCEv2 peer, the other
+ * selective repeat and repeated NAKs, as with a dpdat peer (SACK parsing,
+ * packets held out of order, READ responses placed out of order).
+ *
+ * Input: 4 bytes (little endian): bits 0-23 the QP's expected PSN, bit 31
+ * picks the selective repeat QP, bit 30 leaves the frame's destination QP
+ * alone (else it is set to the QP picked); then the frame.
  * The fuzzer recomputes nothing: a mutated frame needs a valid ICRC to get
  * past dispatch, so every fourth input gets its ICRC fixed first (as an
  * attacker on the wire would) to reach the deeper code.
@@ -31,8 +37,12 @@
 #include "rc_priv.h"
 
 static struct dpdat_dev *dev;
-static struct dpdat_qp *qp;
+static struct dpdat_qp *qps[2];	/* go-back-N, selective repeat */
 static struct dpdat_cq *cq;
+/* kept for the whole run, and reachable: LeakSanitizer (libFuzzer checks
+ * after every input) speaks only of what an input leaked */
+static struct dpdat_pz *pz;
+static struct dpdat_lmr *lmr;
 static uint8_t *mem;
 static uint32_t key;
 static unsigned long iter;
@@ -48,8 +58,6 @@ setup(void)
 				     .retry_cnt = 7, .rnr_retry = 7 };
 	struct dpdat_lmr_info li;
 	struct dpdat_qp_conf qc = { 0 };
-	struct dpdat_pz *pz;
-	struct dpdat_lmr *lmr;
 
 	if (dpdat_eal_init(&ec) < 0)
 		abort();
@@ -70,17 +78,18 @@ setup(void)
 	key = li.lmr_context;
 	qc.pz = pz;
 	qc.send_cq = qc.recv_cq = cq;
-	qp = dpdat_qp_create(dev, &qc);
-	if (qp == NULL)
-		abort();
 	r.ipv4 = 0x020012c6;	/* 198.18.0.2 */
-	if (dpdat_qp_connect(qp, &r) != 0)
-		abort();
+	for (int i = 0; i < 2; i++) {
+		qps[i] = dpdat_qp_create(dev, &qc);
+		r.ext = i == 0 ? 0 : DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_NAK_REPEAT;
+		if (qps[i] == NULL || dpdat_qp_connect(qps[i], &r) != 0)
+			abort();
+	}
 }
 
 /* Give the QP work in flight and receives, and a known responder state. */
 static void
-reset_qp(uint32_t epsn)
+reset_qp(struct dpdat_qp *qp, uint32_t epsn)
 {
 	struct dpdat_sge sge = { (uintptr_t)mem, 4096, key };
 	struct dpdat_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
@@ -91,6 +100,18 @@ reset_qp(uint32_t epsn)
 
 	rc_lock_engine(dev);
 	rc_qp_flush(qp);
+	/* a flushed QP never comes back in the API: bring it back whole, as
+	 * a fresh connection (the requester's invariants, rc_req_check(),
+	 * are checked on every input in this build) */
+	qp->psn = qp->una = qp->max_sent = qp->frontier;
+	qp->acked = roce_psn_add(qp->frontier, ROCE_PSN_MASK);
+	qp->rtt_tsc = 0;
+	qp->nprobe = 0;
+	if (qp->sr != NULL) {
+		memset(qp->sr->rd_map, 0, sizeof(qp->sr->rd_map));
+		qp->sr->n_ask = 0;
+		qp->sr->rd_top = qp->frontier;
+	}
 	qp->state = DPDAT_QPS_RTS;
 	qp->epsn = epsn & ROCE_PSN_MASK;
 	qp->resp = RESP_IDLE;
@@ -125,6 +146,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dpdat_port *port;
+	struct dpdat_qp *qp;
 	struct rte_mbuf *m;
 	uint32_t epsn;
 	uint8_t *f;
@@ -136,7 +158,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(&epsn, data, 4);
 	data += 4;
 	size -= 4;
-	reset_qp(epsn);
+	qp = qps[epsn >> 31];
+	reset_qp(qp, epsn);
 	port = dpdat_dev_port(dev);
 	m = rte_pktmbuf_alloc(port->pool);
 	if (m == NULL)
@@ -150,6 +173,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= sizeof(struct rte_ether_hdr)) {
 		/* address it to us so it gets past the MAC check */
 		memcpy(f, &port->mac, RTE_ETHER_ADDR_LEN);
+	}
+	if (!(epsn & (1u << 30)) &&
+	    size >= PORT_HDR_LEN + sizeof(struct roce_bth)) {
+		/* to the QP picked: the deeper code sooner */
+		f[PORT_HDR_LEN + 5] = (uint8_t)(qp->qpn >> 16);
+		f[PORT_HDR_LEN + 6] = (uint8_t)(qp->qpn >> 8);
+		f[PORT_HDR_LEN + 7] = (uint8_t)qp->qpn;
 	}
 	if ((iter++ & 3) == 0)
 		fix_icrc(f, size);
