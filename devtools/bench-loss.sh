@@ -201,7 +201,7 @@ PY
 	echo "set terminal pngcairo size 800,500 noenhanced; set output '$out/loss.png'"
 	echo "set title 'dpdat goodput under random loss each way ($link, PMTU $pmtu)'"
 	echo "set xlabel 'loss each way (%)'; set ylabel 'goodput / lossless'"
-	echo "set yrange [0:1.1]; set grid; set key bottom left; set logscale x"
+	echo "set yrange [0:1.25]; set grid; set key bottom left; set logscale x"
 	echo -n "plot "
 	sep=""
 	for t in $tests; do
