@@ -13,24 +13,22 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/queue.h>
-#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ip.h>
 #include <rte_random.h>
-#include <rte_ring.h>
 #include <rte_tailq.h>
 
 #include <dpdat/dpdat_cm.h>
 
+#include "cm_priv.h"
 #include "cm_wire.h"
+#include "evq.h"
 #include "port_priv.h"
 #include "rc_priv.h"
 
@@ -56,8 +54,7 @@ enum conn_state {
 struct dpdat_cm_eq {
 	uint32_t magic;
 	struct dpdat_dev *dev;
-	struct rte_ring *ring;	/* of struct dpdat_cm_event */
-	int efd;
+	struct evq evq;		/* of struct dpdat_cm_event */
 	uint32_t users;
 };
 
@@ -113,6 +110,26 @@ service_of(uint64_t conn_qual)
 				     conn_qual;
 }
 
+/* A QP goes (dpdat_qp_free(), engine held, through dev->qp_gone): a
+ * connection that still names it (its application freed the QP before the
+ * connection, which stays until the peer answers a disconnect, or as a
+ * zombie) forgets it, so that a late DREQ or a timer never touches freed
+ * memory. */
+static void
+cm_qp_gone(void *ctx, struct dpdat_qp *qp)
+{
+	struct cm_dev *cm = ctx;
+	struct dpdat_cm_conn *c;
+
+	if (cm == NULL)
+		return;
+	pthread_mutex_lock(&cm->lock);
+	TAILQ_FOREACH(c, &cm->conns, next)
+		if (c->qp == qp)
+			c->qp = NULL;
+	pthread_mutex_unlock(&cm->lock);
+}
+
 int
 cm_dev_create(struct dpdat_dev *dev)
 {
@@ -128,6 +145,8 @@ cm_dev_create(struct dpdat_dev *dev)
 	cm->ud_psn = (uint32_t)rte_rand() & ROCE_PSN_MASK;
 	cm->retry_tsc = rte_get_tsc_hz() * CM_RETRY_MS / 1000;
 	dev->cm = cm;
+	dev->qp_gone_ctx = cm;
+	dev->qp_gone = cm_qp_gone;
 	return 0;
 }
 
@@ -136,10 +155,13 @@ cm_dev_free(struct dpdat_dev *dev)
 {
 	struct cm_dev *cm = dev->cm;
 
+	struct dpdat_cm_conn *c, *tmp;
+	bool owned;
+
 	if (cm == NULL)
 		return;
-	struct dpdat_cm_conn *c, *tmp;
-	bool owned = !TAILQ_EMPTY(&cm->listeners);
+	dev->qp_gone = NULL;
+	owned = !TAILQ_EMPTY(&cm->listeners);
 
 	/* zombies (freed, still answering duplicates) go quietly; what
 	 * the application still holds is worth a word */
@@ -163,7 +185,6 @@ post_event(struct dpdat_cm_eq *eq, enum dpdat_cm_event_type type,
 	   const uint8_t *pdata, uint16_t plen, uint16_t reason)
 {
 	struct dpdat_cm_event ev;
-	uint64_t one = 1;
 
 	if (eq == NULL)
 		return false;
@@ -177,20 +198,16 @@ post_event(struct dpdat_cm_eq *eq, enum dpdat_cm_event_type type,
 	ev.private_data_len = RTE_MIN(plen, (uint16_t)sizeof(ev.private_data));
 	if (pdata != NULL)
 		memcpy(ev.private_data, pdata, ev.private_data_len);
-	if (rte_ring_enqueue_elem(eq->ring, &ev, sizeof(ev)) != 0) {
+	if (!evq_push(&eq->evq, &ev)) {
 		RC_LOG(ERR, "CM event queue full: event %d lost", type);
 		return false;
 	}
-	if (write(eq->efd, &one, sizeof(one)) < 0)
-		RC_LOG(DEBUG, "eventfd write failed");
 	return true;
 }
 
 struct dpdat_cm_eq *
 dpdat_cm_eq_create(struct dpdat_dev *dev, uint32_t size)
 {
-	static uint32_t seq;
-	char name[RTE_RING_NAMESIZE];
 	struct dpdat_cm_eq *eq;
 
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV) {
@@ -206,16 +223,8 @@ dpdat_cm_eq_create(struct dpdat_dev *dev, uint32_t size)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	snprintf(name, sizeof(name), "dpdat_cmeq%u",
-		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	eq->ring = rte_ring_create_elem(name, sizeof(struct dpdat_cm_event),
-					rte_align32pow2(size + 1),
-					SOCKET_ID_ANY, 0);
-	eq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (eq->ring == NULL || eq->efd < 0) {
-		rte_ring_free(eq->ring);
-		if (eq->efd >= 0)
-			close(eq->efd);
+	if (evq_init(&eq->evq, "dpdat_cmeq", sizeof(struct dpdat_cm_event),
+		     size, rc_dev_progress_fn(dev), dev) != 0) {
 		free(eq);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -232,9 +241,7 @@ dpdat_cm_eq_poll(struct dpdat_cm_eq *eq, struct dpdat_cm_event *ev)
 		return -EBADF;
 	if (ev == NULL)
 		return -EINVAL;
-	if (eq->dev->progress == DPDAT_PROGRESS_INLINE)
-		rc_engine_run(eq->dev);
-	return rte_ring_dequeue_elem(eq->ring, ev, sizeof(*ev)) == 0;
+	return evq_poll(&eq->evq, ev, 1) == 1;
 }
 
 int
@@ -242,24 +249,19 @@ dpdat_cm_eq_wait(struct dpdat_cm_eq *eq, struct dpdat_cm_event *ev,
 		 int timeout_ms)
 {
 	const uint64_t hz = rte_get_tsc_hz(), t0 = rte_get_tsc_cycles();
-	struct pollfd pfd;
-	uint64_t v;
+	uint64_t spent;
 	int ret;
 
 	for (;;) {
 		ret = dpdat_cm_eq_poll(eq, ev);
 		if (ret != 0)
 			return ret;
-		if (timeout_ms >= 0 && rte_get_tsc_cycles() - t0 >=
-		    (uint64_t)timeout_ms * hz / 1000)
+		spent = (rte_get_tsc_cycles() - t0) * 1000 / hz;
+		if (timeout_ms >= 0 && spent >= (uint64_t)timeout_ms)
 			return 0;
-		if (eq->dev->progress == DPDAT_PROGRESS_THREAD) {
-			pfd.fd = eq->efd;
-			pfd.events = POLLIN;
-			if (poll(&pfd, 1, 10) > 0 &&
-			    read(eq->efd, &v, sizeof(v)) < 0)
-				continue;
-		}
+		/* another consumer may take what woke us: poll again */
+		evq_wait(&eq->evq, timeout_ms < 0 ? -1 :
+			 timeout_ms - (int)spent);
 	}
 }
 
@@ -271,8 +273,7 @@ dpdat_cm_eq_free(struct dpdat_cm_eq *eq)
 	if (__atomic_load_n(&eq->users, __ATOMIC_ACQUIRE) != 0)
 		return -EBUSY;
 	eq->magic = 0;
-	rte_ring_free(eq->ring);
-	close(eq->efd);
+	evq_fini(&eq->evq);
 	free(eq);
 	return 0;
 }
@@ -625,25 +626,6 @@ cm_progress(struct dpdat_dev *dev, uint64_t now)
 			free(c);
 		}
 	}
-	pthread_mutex_unlock(&cm->lock);
-}
-
-/* A QP goes (dpdat_qp_free(), engine held): a connection that still names
- * it (its application freed the QP before the connection, which stays
- * until the peer answers a disconnect, or as a zombie) forgets it, so that
- * a late DREQ or a timer never touches freed memory. */
-void
-cm_qp_gone(struct dpdat_dev *dev, struct dpdat_qp *qp)
-{
-	struct cm_dev *cm = dev->cm;
-	struct dpdat_cm_conn *c;
-
-	if (cm == NULL)
-		return;
-	pthread_mutex_lock(&cm->lock);
-	TAILQ_FOREACH(c, &cm->conns, next)
-		if (c->qp == qp)
-			c->qp = NULL;
 	pthread_mutex_unlock(&cm->lock);
 }
 

@@ -3,13 +3,8 @@
  */
 
 #include <errno.h>
-#include <poll.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
-#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include "rc_priv.h"
@@ -17,8 +12,6 @@
 struct dpdat_cq *
 dpdat_cq_create(struct dpdat_dev *dev, uint32_t size)
 {
-	static uint32_t seq;
-	char name[RTE_RING_NAMESIZE];
 	struct dpdat_cq *cq;
 
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV) {
@@ -34,16 +27,8 @@ dpdat_cq_create(struct dpdat_dev *dev, uint32_t size)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	snprintf(name, sizeof(name), "dpdat_cq%u",
-		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	cq->ring = rte_ring_create_elem(name, sizeof(struct dpdat_wc),
-					rte_align32pow2(size + 1), SOCKET_ID_ANY,
-					0);
-	cq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (cq->ring == NULL || cq->efd < 0) {
-		rte_ring_free(cq->ring);
-		if (cq->efd >= 0)
-			close(cq->efd);
+	if (evq_init(&cq->evq, "dpdat_cq", sizeof(struct dpdat_wc), size,
+		     rc_dev_progress_fn(dev), dev) != 0) {
 		free(cq);
 		rte_errno = ENOMEM;
 		return NULL;
@@ -59,21 +44,11 @@ dpdat_cq_create(struct dpdat_dev *dev, uint32_t size)
 void
 rc_cq_push(struct dpdat_cq *cq, const struct dpdat_wc *wc)
 {
-	uint64_t one = 1;
-
-	if (rte_ring_enqueue_elem(cq->ring, (void *)(uintptr_t)wc,
-				  sizeof(*wc)) != 0) {
-		/* sized by the consumer for its queues: an overrun is a bug
-		 * of the consumer, and the completion is lost loudly */
+	/* sized by the consumer for its queues: an overrun is a bug of the
+	 * consumer, and the completion is lost loudly */
+	if (!evq_push(&cq->evq, wc))
 		RC_LOG(ERR, "CQ overrun: completion of wr_id %lu lost",
 		       (unsigned long)wc->wr_id);
-		return;
-	}
-	/* pairs with the waiter's increment: one of us sees the other */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&cq->waiters, __ATOMIC_RELAXED) != 0 &&
-	    write(cq->efd, &one, sizeof(one)) < 0)
-		RC_LOG(DEBUG, "eventfd write failed");
 }
 
 int
@@ -83,43 +58,15 @@ dpdat_cq_poll(struct dpdat_cq *cq, struct dpdat_wc *wc, int n)
 		return -EBADF;
 	if (wc == NULL || n < 0)
 		return -EINVAL;
-	if (cq->dev->progress == DPDAT_PROGRESS_INLINE)
-		rc_engine_run(cq->dev);
-	return (int)rte_ring_dequeue_burst_elem(cq->ring, wc, sizeof(*wc),
-						(unsigned int)n, NULL);
+	return (int)evq_poll(&cq->evq, wc, (unsigned int)n);
 }
 
 int
 dpdat_cq_wait(struct dpdat_cq *cq, int timeout_ms)
 {
-	uint64_t t0 = rte_get_tsc_cycles(), v;
-	uint64_t limit = (uint64_t)timeout_ms * rte_get_tsc_hz() / 1000;
-	struct pollfd pfd;
-	int ret = 0;
-
 	if (cq == NULL || cq->magic != RC_MAGIC_CQ)
 		return -EBADF;
-	if (cq->dev->progress == DPDAT_PROGRESS_INLINE) {
-		while (rte_ring_count(cq->ring) == 0) {
-			if (timeout_ms >= 0 &&
-			    rte_get_tsc_cycles() - t0 >= limit)
-				return 0;
-			rc_engine_run(cq->dev);
-		}
-		return 1;
-	}
-	__atomic_add_fetch(&cq->waiters, 1, __ATOMIC_SEQ_CST);
-	while (rte_ring_count(cq->ring) == 0) {
-		pfd.fd = cq->efd;
-		pfd.events = POLLIN;
-		ret = poll(&pfd, 1, timeout_ms);
-		if (ret <= 0)
-			break;
-		if (read(cq->efd, &v, sizeof(v)) < 0)
-			continue;
-	}
-	__atomic_sub_fetch(&cq->waiters, 1, __ATOMIC_ACQ_REL);
-	return rte_ring_count(cq->ring) != 0 ? 1 : 0;
+	return evq_wait(&cq->evq, timeout_ms);
 }
 
 int
@@ -127,7 +74,7 @@ dpdat_cq_fd(const struct dpdat_cq *cq)
 {
 	if (cq == NULL || cq->magic != RC_MAGIC_CQ)
 		return -EBADF;
-	return cq->efd;
+	return cq->evq.efd;
 }
 
 int
@@ -146,8 +93,7 @@ dpdat_cq_free(struct dpdat_cq *cq)
 	cq->magic = 0;
 	dev->n_cqs--;
 	pthread_mutex_unlock(&dev->lock);
-	rte_ring_free(cq->ring);
-	close(cq->efd);
+	evq_fini(&cq->evq);
 	free(cq);
 	return 0;
 }

@@ -463,7 +463,8 @@ dpdat_qp_free(struct dpdat_qp *qp)
 					 (qp->sq_size - 1)],
 					 DPDAT_WC_WR_FLUSH_ERR);
 	}
-	cm_qp_gone(dev, qp);	/* a connection may outlive its QP */
+	if (dev->qp_gone != NULL)	/* a connection may outlive its QP */
+		dev->qp_gone(dev->qp_gone_ctx, qp);
 	dev->qps[qp->qpn - RC_QPN_BASE] = NULL;
 	if (qp->on_ack_list) {
 		struct dpdat_qp **pp = &dev->ack_list;

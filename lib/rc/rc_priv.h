@@ -24,6 +24,7 @@
 
 #include <dpdat/dpdat_qp.h>
 
+#include "evq.h"
 #include "roce.h"
 #include "rtt.h"
 
@@ -115,9 +116,7 @@ struct rc_rwqe {
 struct dpdat_cq {
 	uint32_t magic;
 	struct dpdat_dev *dev;
-	struct rte_ring *ring;	/* of struct dpdat_wc */
-	int efd;
-	uint32_t waiters;
+	struct evq evq;		/* of struct dpdat_wc */
 	uint32_t users;		/* QPs using this CQ */
 };
 
@@ -298,6 +297,12 @@ struct dpdat_qp {
 	uint32_t res_head, nres;
 };
 
+/* The device as the RC layer sees it: its port, its registration domain,
+ * its QPs and the engine's transmit batch. lib/dev opens it and runs the
+ * engine loop; lib/cm hangs its state on it. The RC layer calls up only
+ * through the hooks at the end, which those layers set. */
+struct cm_dev;
+
 struct dpdat_dev {
 	uint32_t magic;
 	struct dpdat_port *port;
@@ -325,11 +330,30 @@ struct dpdat_dev {
 	uint32_t max_held_qp;		/* the bound of one QP */
 	bool go_back_n;			/* never selective repeat */
 	struct cm_dev *cm;		/* connection manager (lib/cm) */
+
+	/* hooks of the layers above */
+	int (*run)(struct dpdat_dev *dev);	/* one engine iteration, if
+						 * nobody else runs it */
+	void (*qp_gone)(void *ctx, struct dpdat_qp *qp);	/* engine held */
+	void *qp_gone_ctx;
 };
 
-/* dev.c */
-int rc_engine_run(struct dpdat_dev *dev);
-void rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m);
+/* engine.c: the RC layer's part of the engine loop */
+/* The RC state of a device whose port is open: 0 or -errno. Closing:
+ * rc_dev_drain() before the port goes, rc_dev_fini() after. */
+int rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf);
+void rc_dev_drain(struct dpdat_dev *dev);
+void rc_dev_fini(struct dpdat_dev *dev);
+/* A received frame that roce_rx_parse() accepted, for a QP (not QP1): to
+ * its responder or completer. The caller frees m. */
+void rc_input(struct dpdat_dev *dev, struct rte_mbuf *m,
+	      const struct roce_rx *rx);
+/* Once per engine iteration, after the received burst: coalesced ACKs,
+ * then every QP pulls what was posted, runs its timers and sends. */
+void rc_progress(struct dpdat_dev *dev, uint64_t now);
+/* What event queues of this device run to make progress: NULL when the
+ * engine has its own thread. */
+evq_progress_fn rc_dev_progress_fn(const struct dpdat_dev *dev);
 void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
 void rc_tx_flush(struct dpdat_dev *dev);
 bool rc_tx_room(struct dpdat_dev *dev);
@@ -391,17 +415,6 @@ rc_rwqe_next(struct dpdat_qp *qp)
 /* srq.c: engine side. A QP without a held WQE takes the SRQ's oldest;
  * false when the SRQ is empty. */
 bool rc_srq_take(struct dpdat_qp *qp);
-
-/* lib/cm: the connection manager's engine hooks */
-struct cm_dev;
-int cm_dev_create(struct dpdat_dev *dev);
-void cm_dev_free(struct dpdat_dev *dev);
-void cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
-	      const struct roce_bth *bth, unsigned int off,
-	      unsigned int paylen);
-void cm_progress(struct dpdat_dev *dev, uint64_t now);
-/* dpdat_qp_free(), engine held: connections naming qp forget it. */
-void cm_qp_gone(struct dpdat_dev *dev, struct dpdat_qp *qp);
 
 /* zc.c */
 void rc_zc_start(struct dpdat_qp *qp, struct rc_swqe *w);

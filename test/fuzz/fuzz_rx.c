@@ -33,6 +33,7 @@
 
 #include <dpdat/dpdat.h>
 #include <dpdat/dpdat_qp.h>
+#include "dev_priv.h"
 #include "port_priv.h"
 #include "rc_priv.h"
 
@@ -185,7 +186,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fix_icrc(f, size);
 	rc_lock_engine(dev);
 	if (port_rx_one(port, m))
-		rc_dispatch(dev, m);
+		dev_dispatch(dev, m);
 	rc_unlock_engine(dev);
 	dpdat_dev_progress(dev);
 	return 0;

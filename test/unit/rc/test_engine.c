@@ -28,6 +28,7 @@
 #include <dpdat/dpdat_cm.h>
 #include <dpdat/dpdat_qp.h>
 #include "cm_wire.h"
+#include "dev_priv.h"
 #include "port_priv.h"
 #include "rc_priv.h"
 #include "rig.h"
@@ -1060,7 +1061,7 @@ test_rtu_before_dreq(void)
 	 * runs again (an engine thread does not wait for it: polling here
 	 * would run the engine first) */
 	rc_lock_engine(A.dev);
-	rc_dispatch(A.dev, rep2);
+	dev_dispatch(A.dev, rep2);
 	rc_unlock_engine(A.dev);
 	CU_ASSERT(dpdat_cm_disconnect(ca[0], NULL, 0) == 0);
 	dpdat_dev_progress(A.dev);

@@ -8,7 +8,8 @@
 /*
  * RoCEv2 wire format (IBTA Annex A17): Ethernet / IPv4 / UDP 4791 / BTH /
  * extension headers / payload / pad / ICRC. Internal to dpdat; shared by the
- * RC engine and the connection manager. All multi-byte fields big-endian.
+ * port, the RC engine, the connection manager and the device. Pure: no
+ * state, no call into the rest of dpdat. All multi-byte fields big-endian.
  */
 
 #include <stdbool.h>
@@ -164,5 +165,30 @@ struct rte_mbuf;
 /* ICRC of the packet in m whose IPv4 header starts at l3_off; the packet
  * (which may span several segments) ends with the ICRC, not covered. */
 uint32_t roce_icrc_mbuf(const struct rte_mbuf *m, unsigned int l3_off);
+
+/* A received frame's transport part, once roce_rx_parse() accepted it. */
+struct roce_rx {
+	const struct roce_bth *bth;	/* in the mbuf, or in copy */
+	struct roce_bth copy;		/* when the BTH spans segments */
+	unsigned int off;		/* first byte after the BTH */
+	unsigned int paylen;		/* payload, without pad and ICRC */
+};
+
+enum roce_rx_verdict {
+	ROCE_RX_OK = 0,
+	ROCE_RX_BAD_ICRC,	/* the ICRC does not match */
+	ROCE_RX_BAD_HDR,	/* unknown opcode, reserved bits, P_Key,
+				 * lengths, payload where none belongs */
+};
+
+/* Check a RoCEv2 frame whose IPv4 header is at l3_off and BTH at bth_off:
+ * ICRC, BTH (known opcode, TVer 0, default P_Key), and that the extension
+ * headers, pad and ICRC fit. An ACK may carry a payload (a dpdat peer's
+ * selective ACK: the QP's agreement decides); other opcodes only where the
+ * opcode has one. On ROCE_RX_OK rx says where things are; rx->bth is valid
+ * as long as both m and rx are. */
+enum roce_rx_verdict roce_rx_parse(const struct rte_mbuf *m,
+				   unsigned int l3_off, unsigned int bth_off,
+				   struct roce_rx *rx);
 
 #endif /* DPDAT_ROCE_H */

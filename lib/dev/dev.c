@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* A device: port + registration domain + RC state + connection manager,
+ * and the engine that runs them. The engine is one loop: receive a burst
+ * and dispatch it (QP1 to the CM, the rest to the RC layer), let every QP
+ * send, run the CM's and the port's timers, flush the transmit batch.
+ * dev->busy says who runs it (the engine thread, or in inline mode the
+ * consumer thread that polls); the control path takes it too, briefly. */
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "cm_priv.h"
+#include "dev_priv.h"
+#include "port_priv.h"
+#include "rc_priv.h"
+
+RTE_LOG_REGISTER(dpdat_dev_logtype, dpdat.dev, NOTICE);
+
+/* A received frame to whoever it is for; the mbuf is consumed. */
+void
+dev_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
+{
+	struct roce_rx rx;
+
+	switch (roce_rx_parse(m, sizeof(struct rte_ether_hdr), PORT_HDR_LEN,
+			      &rx)) {
+	case ROCE_RX_OK:
+		if (roce_bth_qpn(rx.bth) == ROCE_QP1)	/* CM MADs */
+			cm_input(dev, m, rx.bth, rx.off, rx.paylen);
+		else
+			rc_input(dev, m, &rx);
+		break;
+	case ROCE_RX_BAD_ICRC:
+		dev->port->st.drop_icrc++;
+		break;
+	case ROCE_RX_BAD_HDR:
+		dev->port->st.drop_bad_hdr++;
+		break;
+	}
+	rte_pktmbuf_free(m);
+}
+
+/* One engine iteration; the caller holds dev->busy. */
+static int
+dev_iter(struct dpdat_dev *dev)
+{
+	struct rte_mbuf *pkts[PORT_BURST];
+	uint64_t now;
+	uint16_t n, i;
+
+	n = port_rx(dev->port, pkts, PORT_BURST);
+	for (i = 0; i < n; i++)
+		dev_dispatch(dev, pkts[i]);
+	now = rte_get_tsc_cycles();
+	rc_progress(dev, now);
+	cm_progress(dev, now);
+	if (now - dev->last_timer > dev->tsc_hz / 1000) {
+		dev->last_timer = now;
+		port_timer(dev->port);
+	}
+	rc_tx_flush(dev);
+	dev->epoch++;
+	return n;
+}
+
+int
+dev_run(struct dpdat_dev *dev)
+{
+	int n;
+
+	if (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_ACQUIRE) != 0)
+		return 0;	/* someone else is running it */
+	dpdat_mr_reader_online(dev->dom, dev->reader);
+	n = dev_iter(dev);
+	dpdat_mr_reader_offline(dev->dom, dev->reader);
+	rc_unlock_engine(dev);
+	return n;
+}
+
+static void *
+dev_engine_thread(void *arg)
+{
+	struct dpdat_dev *dev = arg;
+	unsigned int idle = 0;
+
+	dpdat_mr_reader_online(dev->dom, dev->reader);
+	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
+		rc_lock_engine(dev);
+		if (dev_iter(dev) == 0)
+			idle++;
+		else
+			idle = 0;
+		rc_unlock_engine(dev);
+		dpdat_mr_reader_quiescent(dev->dom, dev->reader);
+		/* on a shared machine give the core away when nothing moves */
+		if (idle > 4096) {
+			dpdat_mr_reader_offline(dev->dom, dev->reader);
+			sched_yield();
+			dpdat_mr_reader_online(dev->dom, dev->reader);
+			idle = 2048;
+		}
+	}
+	dpdat_mr_reader_offline(dev->dom, dev->reader);
+	return NULL;
+}
+
+/* Run one port call with the engine held between two iterations. */
+#define WITH_ENGINE(dev, call) do {					\
+	int ret_;							\
+	if ((dev) == NULL || (dev)->magic != RC_MAGIC_DEV)		\
+		return -EBADF;						\
+	rc_lock_engine(dev);						\
+	ret_ = (call);							\
+	rc_unlock_engine(dev);						\
+	return ret_;							\
+} while (0)
+
+int
+dpdat_dev_set_faults(struct dpdat_dev *dev, const struct dpdat_fault_conf *conf)
+{
+	WITH_ENGINE(dev, dpdat_port_set_faults(dev->port, conf));
+}
+
+int
+dpdat_dev_capture_start(struct dpdat_dev *dev, const char *path)
+{
+	WITH_ENGINE(dev, dpdat_port_capture_start(dev->port, path));
+}
+
+int
+dpdat_dev_capture_stop(struct dpdat_dev *dev)
+{
+	WITH_ENGINE(dev, dpdat_port_capture_stop(dev->port));
+}
+
+int
+dpdat_dev_neighbours(struct dpdat_dev *dev, struct dpdat_neigh *out,
+		     unsigned int max)
+{
+	WITH_ENGINE(dev, dpdat_port_neighbours(dev->port, out, max));
+}
+
+int
+dpdat_dev_progress(struct dpdat_dev *dev)
+{
+	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
+		return -EBADF;
+	if (dev->progress != DPDAT_PROGRESS_INLINE)
+		return -EBUSY;
+	return dev_run(dev);
+}
+
+static bool
+dev_cpu_allowed(unsigned int cpu)
+{
+	cpu_set_t set;
+
+	return cpu < CPU_SETSIZE && sched_getaffinity(0, sizeof(set), &set) == 0 &&
+	       CPU_ISSET(cpu, &set);
+}
+
+/* The engine thread, born on its CPU when one is asked for. */
+static int
+dev_engine_start(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
+{
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int ret;
+
+	pthread_attr_init(&attr);
+	if (conf->pin_cpu) {
+		CPU_ZERO(&set);
+		CPU_SET(conf->cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
+	ret = pthread_create(&dev->thread, &attr, dev_engine_thread, dev);
+	pthread_attr_destroy(&attr);
+	if (ret != 0)
+		return ret;
+	dev->thread_started = 1;
+	pthread_setname_np(dev->thread, "dpdat-engine");
+	if (conf->pin_cpu)
+		DEV_LOG(INFO, "%s: engine thread on CPU %u", dev->port->name,
+			conf->cpu);
+	return 0;
+}
+
+struct dpdat_dev *
+dpdat_dev_open(const struct dpdat_dev_conf *conf)
+{
+	struct dpdat_dev *dev;
+	int ret;
+
+	if (conf == NULL || conf->progress > DPDAT_PROGRESS_INLINE ||
+	    conf->max_qps > (1u << 20) ||
+	    (conf->pin_cpu && !dev_cpu_allowed(conf->cpu))) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (dev == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	dev->run = dev_run;
+	dev->dom = dpdat_mr_domain_create(&conf->mr);
+	if (dev->dom == NULL) {
+		ret = rte_errno;
+		goto err_free;
+	}
+	ret = -dpdat_mr_reader_register(dev->dom, &dev->reader);
+	if (ret != 0)
+		goto err_dom;
+	dev->port = dpdat_port_create(&conf->port);
+	if (dev->port == NULL) {
+		ret = rte_errno;
+		goto err_reader;
+	}
+	ret = -rc_dev_init(dev, conf);
+	if (ret != 0)
+		goto err_port;
+	ret = -cm_dev_create(dev);
+	if (ret != 0)
+		goto err_rc;
+	dev->magic = RC_MAGIC_DEV;
+	dev_tel_add(dev);
+	if (dev->progress == DPDAT_PROGRESS_THREAD) {
+		ret = dev_engine_start(dev, conf);
+		if (ret != 0)
+			goto err_cm;
+	} else if (conf->pin_cpu) {
+		DEV_LOG(NOTICE, "%s: inline progress: the threads that poll "
+			"run the engine; pin them to CPU %u (taskset -c %u, or "
+			"pthread_setaffinity_np)", dev->port->name, conf->cpu,
+			conf->cpu);
+	}
+	return dev;
+
+err_cm:
+	dev_tel_del(dev);
+	dev->magic = 0;
+	cm_dev_free(dev);
+err_rc:
+	rc_dev_drain(dev);
+	dpdat_port_free(dev->port);
+	rc_dev_fini(dev);
+	goto err_reader;
+err_port:
+	dpdat_port_free(dev->port);
+err_reader:
+	dpdat_mr_reader_unregister(dev->dom, dev->reader);
+err_dom:
+	dpdat_mr_domain_free(dev->dom);
+err_free:
+	free(dev);
+	rte_errno = ret;
+	return NULL;
+}
+
+int
+dpdat_dev_close(struct dpdat_dev *dev)
+{
+	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
+		return -EBADF;
+	pthread_mutex_lock(&dev->lock);
+	if (dev->n_qps != 0 || dev->n_cqs != 0 || dev->n_srqs != 0) {
+		pthread_mutex_unlock(&dev->lock);
+		return -EBUSY;
+	}
+	dev->magic = 0;
+	pthread_mutex_unlock(&dev->lock);
+	dev_tel_del(dev);
+	if (dev->thread_started) {
+		__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(dev->thread, NULL);
+	}
+	rc_dev_drain(dev);
+	cm_dev_free(dev);
+	dpdat_port_free(dev->port);	/* the device lets go of its mbufs */
+	rc_dev_fini(dev);		/* then the zero-copy buffers go */
+	dpdat_mr_reader_unregister(dev->dom, dev->reader);
+	/* PZs left by the consumer keep the domain; say so rather than leak
+	 * silently */
+	if (dpdat_mr_domain_free(dev->dom) != 0)
+		DEV_LOG(WARNING, "device closed with protection zones left");
+	free(dev);
+	return 0;
+}
+
+struct dpdat_mr_domain *
+dpdat_dev_domain(struct dpdat_dev *dev)
+{
+	return dev != NULL && dev->magic == RC_MAGIC_DEV ? dev->dom : NULL;
+}
+
+struct dpdat_port *
+dpdat_dev_port(struct dpdat_dev *dev)
+{
+	return dev != NULL && dev->magic == RC_MAGIC_DEV ? dev->port : NULL;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/* The RC layer's share of the engine: the device's QP table and transmit
+ * batch, a received frame to its QP, and every QP's turn to send. The loop
+ * that calls these is the device's (lib/dev); dev->busy says who runs it,
+ * and the control path takes it too, briefly, to change the QP table. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_ip.h>
+#include <rte_mempool.h>
+#include <rte_pause.h>
+#include <rte_random.h>
+#include <rte_udp.h>
+
+#include "port_priv.h"
+#include "rc_priv.h"
+
+RTE_LOG_REGISTER(dpdat_rc_logtype, dpdat.rc, NOTICE);
+
+void
+rc_lock_engine(struct dpdat_dev *dev)
+{
+	while (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_ACQUIRE) != 0)
+		rte_pause();
+}
+
+void
+rc_unlock_engine(struct dpdat_dev *dev)
+{
+	__atomic_store_n(&dev->busy, 0, __ATOMIC_RELEASE);
+}
+
+static int
+rc_run_cb(void *dev)
+{
+	struct dpdat_dev *d = dev;
+
+	return d->run(d);
+}
+
+evq_progress_fn
+rc_dev_progress_fn(const struct dpdat_dev *dev)
+{
+	return dev->progress == DPDAT_PROGRESS_INLINE ? rc_run_cb : NULL;
+}
+
+/* Send the batch; what the device cannot take now stays for the next
+ * iteration (back-pressure instead of loss: producers check rc_tx_room). */
+void
+rc_tx_flush(struct dpdat_dev *dev)
+{
+	uint16_t sent;
+
+	if (dev->n_tx == 0)
+		return;
+	sent = port_tx_some(dev->port, dev->tx, dev->n_tx);
+	if (sent != 0 && sent < dev->n_tx)
+		memmove(dev->tx, dev->tx + sent,
+			(dev->n_tx - sent) * sizeof(dev->tx[0]));
+	dev->n_tx -= sent;
+}
+
+/* Drop queued packets of a QP that broke or is going away (the link may be
+ * down and the batch stuck): their mbufs, and the zero-copy memory they
+ * hold, go back now. Requests only unless all: a NAK telling the peer
+ * about the error still goes out. Caller holds the engine. */
+void
+rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip, bool all)
+{
+	const struct rte_ipv4_hdr *ip;
+	struct roce_bth b;
+	uint16_t i, n = 0;
+
+	for (i = 0; i < dev->n_tx; i++) {
+		struct rte_mbuf *m = dev->tx[i];
+
+		ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
+					     sizeof(struct rte_ether_hdr));
+		rc_mbuf_copy(m, PORT_HDR_LEN, (uint8_t *)&b, sizeof(b));
+		if (ip->dst_addr == dip && roce_bth_qpn(&b) == dqpn &&
+		    (all || b.opcode <= ROCE_OP_READ_REQUEST))
+			rte_pktmbuf_free(m);
+		else
+			dev->tx[n++] = m;
+	}
+	dev->n_tx = n;
+}
+
+bool
+rc_tx_room(struct dpdat_dev *dev)
+{
+	if (dev->n_tx >= RC_TX_BURST - 1)
+		rc_tx_flush(dev);
+	return dev->n_tx < RC_TX_BURST - 1;
+}
+
+void
+rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m)
+{
+	if (dev->n_tx == RC_TX_BURST)
+		rc_tx_flush(dev);
+	if (dev->n_tx == RC_TX_BURST) {
+		/* control packets (ACK/NAK) may overflow: the peer retries */
+		dev->port->st.drop_tx_full++;
+		rte_pktmbuf_free(m);
+		return;
+	}
+	dev->tx[dev->n_tx++] = m;
+}
+
+void
+rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
+{
+	const struct roce_bth *bth = rx->bth;
+	const uint32_t qpn = roce_bth_qpn(bth);
+	struct dpdat_qp *qp;
+
+	if (qpn < RC_QPN_BASE || qpn - RC_QPN_BASE >= dev->max_qps ||
+	    (qp = dev->qps[qpn - RC_QPN_BASE]) == NULL ||
+	    (qp->state != DPDAT_QPS_RTR && qp->state != DPDAT_QPS_RTS)) {
+		dev->port->st.drop_no_qp++;
+		return;
+	}
+	/* a QP talks to its peer only: anyone else's packet, forged or
+	 * misdirected, never reaches the responder or the completer */
+	if (rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
+			sizeof(struct rte_ether_hdr))->src_addr != qp->dip) {
+		dev->port->st.drop_not_peer++;
+		return;
+	}
+	/* an ACK carries a payload only as a SACK, of one size */
+	if (bth->opcode == ROCE_OP_ACK && rx->paylen != 0 &&
+	    rx->paylen != RC_SACK_LEN) {
+		dev->port->st.drop_bad_hdr++;
+		return;
+	}
+	qp->st.rx_pkts++;
+	qp->st.rx_bytes += rx->paylen;
+	switch (bth->opcode) {
+	case ROCE_OP_ACK:
+	case ROCE_OP_READ_RESP_FIRST:
+	case ROCE_OP_READ_RESP_MIDDLE:
+	case ROCE_OP_READ_RESP_LAST:
+	case ROCE_OP_READ_RESP_ONLY:
+		rc_completer(qp, m, bth, rx->off, rx->paylen);
+		rc_req_check(qp, "an answer");
+		break;
+	case ROCE_OP_UD_SEND_ONLY:
+	case ROCE_OP_UD_SEND_ONLY_IMM:
+		dev->port->st.drop_no_qp++;	/* QP1 arrives with the CM */
+		break;
+	default:
+		rc_responder(qp, m, bth, rx->off, rx->paylen);
+		break;
+	}
+}
+
+void
+rc_progress(struct dpdat_dev *dev, uint64_t now)
+{
+	struct dpdat_qp *qp;
+	uint32_t k;
+
+	/* coalesced ACKs: one per QP per burst */
+	while ((qp = dev->ack_list) != NULL) {
+		dev->ack_list = qp->ack_next;
+		qp->ack_next = NULL;
+		qp->on_ack_list = false;
+		/* responses leave in PSN order: an ACK covering PSNs after a
+		 * READ waits until the READ's answers are out */
+		if (qp->ack_due && qp->nres == 0)
+			rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
+							ROCE_PSN_MASK));
+	}
+	for (k = 0; k < dev->n_qps; k++) {
+		qp = dev->active[k];
+		rc_pull_posted(qp);
+		if (qp->zc_check && qp->state == DPDAT_QPS_RTS)
+			rc_complete_acked(qp);
+		if (qp->state == DPDAT_QPS_RTS) {
+			rc_responder_reads(qp);
+			/* deadlines are scanned, no timer per packet */
+			if (qp->sq_head != qp->sq_started)
+				rc_requester_timer(qp, now);
+			rc_requester(qp, now);
+			rc_req_check(qp, "sending");
+		}
+	}
+}
+
+int
+rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
+{
+	int ret;
+
+	dev->max_qps = conf->max_qps ? conf->max_qps : 1024;
+	/* QP numbers are not the first thing a stranger guesses right */
+	dev->next_qpn = (uint32_t)(rte_rand() % dev->max_qps);
+	dev->qps = calloc(dev->max_qps, sizeof(*dev->qps));
+	dev->active = calloc(dev->max_qps, sizeof(*dev->active));
+	if (dev->qps == NULL || dev->active == NULL) {
+		rc_dev_fini(dev);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&dev->lock, NULL);
+	dev->progress = conf->progress;
+	dev->tsc_hz = rte_get_tsc_hz();
+	dev->go_back_n = conf->go_back_n;
+	/* selective repeat holds received mbufs: at most a quarter of the
+	 * pool, the rest keeps receiving */
+	dev->max_held = dev->port->pool->size / 4;
+	/* one QP (one peer) never takes all of it; less than a window made
+	 * a fast sender's packets beyond it come again (1 MiB write_bw at
+	 * 5 % loss: 0.14 of lossless with 255, 0.89 with a window) */
+	dev->max_held_qp = RTE_MIN((uint32_t)RC_SR_WND - 1, dev->max_held / 2);
+	ret = rc_zc_pool_create(dev);
+	if (ret != 0)
+		rc_dev_fini(dev);
+	return ret;
+}
+
+/* Before the port goes: the transmit batch lets go of its mbufs. */
+void
+rc_dev_drain(struct dpdat_dev *dev)
+{
+	rte_pktmbuf_free_bulk(dev->tx, dev->n_tx);
+	dev->n_tx = 0;
+}
+
+/* After the port went (its mbufs may have held zero-copy buffers): what
+ * rc_dev_init() set up. */
+void
+rc_dev_fini(struct dpdat_dev *dev)
+{
+	rte_mempool_free(dev->zc_pool);
+	dev->zc_pool = NULL;
+	free(dev->qps);
+	free(dev->active);
+	dev->qps = NULL;
+	dev->active = NULL;
+}
