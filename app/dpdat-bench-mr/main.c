@@ -22,6 +22,7 @@
 #include <rte_errno.h>
 
 #include <dpdat/dpdat.h>
+#include <dpdat/dpdat_env.h>
 
 #define MAX_SIZES 16
 
@@ -82,7 +83,8 @@ usage(const char *prog)
 	       "  --iters    create+free pairs per size (default 200)\n"
 	       "  --live     live-region counts for the lookup test\n"
 	       "  --seconds  duration of each lookup run (default 1)\n"
-	       "Environment: DPDAT_HUGE=auto|never|always, DPDAT_MEM_MB\n",
+	       "  --help-env the DPDAT_* environment settings (DPDAT_HUGE, "
+	       "DPDAT_MEM_MB...)\n",
 	       prog);
 }
 
@@ -96,6 +98,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{ "seconds", required_argument, NULL, 't' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "help-env", no_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t live[4];
@@ -137,6 +140,9 @@ parse_args(int argc, char **argv, struct opts *o)
 		case 'j':
 			o->json = optarg;
 			break;
+		case 'E':
+			dpdat_env_help(stdout);
+			exit(0);
 		default:
 			return -EINVAL;
 		}

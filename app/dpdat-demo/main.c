@@ -21,6 +21,8 @@
 
 #include <rte_errno.h>
 
+#include <dpdat/dpdat_env.h>
+
 #include "demo.h"
 
 static int failures;
@@ -234,11 +236,15 @@ main(int argc, char **argv)
 		return demo_mr(argv);
 	if (strcmp(what, "rdma") == 0)
 		return demo_rdma();
+	if (strcmp(what, "--help-env") == 0)
+		return dpdat_env_help(stdout);
 	if (strcmp(what, "all") != 0) {
-		fprintf(stderr, "usage: %s [mr|rdma|all]\n"
+		fprintf(stderr, "usage: %s [mr|rdma|all|--help-env]\n"
 			"  mr    memory registration walk-through\n"
 			"  rdma  two processes over memif: WRITE, READ, SEND\n"
-			"  all   both, one after the other (default)\n", argv[0]);
+			"  all   both, one after the other (default)\n"
+			"  --help-env  the DPDAT_* environment settings\n",
+			argv[0]);
 		return 2;
 	}
 	/* each part brings up its own EAL: run them in child processes */

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <dpdat/dpdat_env.h>
+
 #include "perf.h"
 #include "eal_args.h"
 
@@ -155,6 +157,7 @@ usage(void)
 	       "                        in this thread)\n"
 	       "      --go-back-n       dpdat: never selective repeat (recover\n"
 	       "                        loss as a peer that is not dpdat)\n"
+	       "      --help-env        the DPDAT_* environment settings\n"
 	       "EAL arguments (before --) go to DPDK: -l, -a, --file-prefix...\n");
 }
 
@@ -206,6 +209,10 @@ pick_test(int argc, char **argv)
 		usage();
 		exit(0);
 	}
+	if (argc > 1 && !strcmp(argv[1], "--help-env")) {
+		dpdat_env_help(stdout);
+		exit(0);
+	}
 	for (k = 0; argc > 1 && k < N_TESTS; k++)
 		if (strcmp(argv[1], names[k]) == 0) {
 			perf_opt.test = (enum perf_test)k;
@@ -244,6 +251,7 @@ option(int c, const char *arg)
 	case 'C': o->cpu = app_cpu_arg("dpdat-perf", arg); o->pin = 1; break;
 	case 'G': o->gbn = 1; break;
 	case 'h': usage(); exit(0);
+	case 'E': dpdat_env_help(stdout); exit(0);
 	}
 }
 
@@ -259,7 +267,8 @@ parse(int argc, char **argv)
 		{ "transport", 1, NULL, 'T' }, { "dev", 1, NULL, 'd' },
 		{ "ip", 1, NULL, 'i' }, { "port_mtu", 1, NULL, 'M' },
 		{ "cpu", 1, NULL, 'C' }, { "go-back-n", 0, NULL, 'G' },
-		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+		{ "help", 0, NULL, 'h' }, { "help-env", 0, NULL, 'E' },
+		{ NULL, 0, NULL, 0 } };
 	struct perf_opts *o = &perf_opt;
 	int c, lat;
 

@@ -19,6 +19,8 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 
+#include <dpdat/dpdat_env.h>
+
 #include "../common/pair.h"
 
 static struct {
@@ -137,7 +139,9 @@ static void
 usage(const char *prog)
 {
 	printf("usage: %s [--size B] [--depth N] [--seconds S] [--iters N] "
-	       "[--pmtu P] [--mtu M] [--json FILE]\n", prog);
+	       "[--pmtu P] [--mtu M] [--json FILE]\n"
+	       "       %s --help-env: the DPDAT_* environment settings\n",
+	       prog, prog);
 }
 
 static int
@@ -148,7 +152,7 @@ parse(int argc, char **argv)
 		{ "seconds", 1, NULL, 't' }, { "iters", 1, NULL, 'n' },
 		{ "pmtu", 1, NULL, 'p' }, { "mtu", 1, NULL, 'm' },
 		{ "json", 1, NULL, 'j' }, { "help", 0, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
+		{ "help-env", 0, NULL, 'E' }, { NULL, 0, NULL, 0 } };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -160,6 +164,7 @@ parse(int argc, char **argv)
 		case 'p': o.pmtu = (uint16_t)strtoul(optarg, NULL, 0); break;
 		case 'm': o.mtu = (uint16_t)strtoul(optarg, NULL, 0); break;
 		case 'j': o.json = optarg; break;
+		case 'E': dpdat_env_help(stdout); exit(0);
 		default: return -1;
 		}
 	}

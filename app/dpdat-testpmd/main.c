@@ -29,6 +29,8 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 
+#include <dpdat/dpdat_env.h>
+
 #include "testpmd.h"
 #include "eal_args.h"
 
@@ -84,6 +86,7 @@ usage(void)
 	       "  --cmdline-file  run the commands of FILE first\n"
 	       "  -i              then an interactive prompt\n"
 	       "  --auto-start    run the built-in demo of the role and quit\n"
+	       "  --help-env      the DPDAT_* environment settings\n"
 	       "Type 'help' at the prompt for the commands.\n");
 }
 
@@ -96,7 +99,8 @@ parse(int argc, char **argv)
 		{ "socket", 1, NULL, 's' }, { "cmdline-file", 1, NULL, 'f' },
 		{ "interactive", 0, NULL, 'i' }, { "auto-start", 0, NULL, 'A' },
 		{ "cpu", 1, NULL, 'C' },
-		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
+		{ "help", 0, NULL, 'h' }, { "help-env", 0, NULL, 'E' },
+		{ NULL, 0, NULL, 0 } };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "ih", lo, NULL)) != -1) {
@@ -115,6 +119,7 @@ parse(int argc, char **argv)
 		case 'i': o.interactive = true; break;
 		case 'A': o.auto_start = true; break;
 		case 'h': usage(); exit(0);
+		case 'E': dpdat_env_help(stdout); exit(0);
 		default: usage(); exit(2);
 		}
 	}

@@ -29,6 +29,8 @@
 
 #include <rte_errno.h>
 
+#include <dpdat/dpdat_env.h>
+
 #include "dd_calls.h"
 
 #define DD_VENDOR	"dpdat"
@@ -218,11 +220,12 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	struct dpdat_port_info pi;
 	struct dd_ia_conf conf;
 	char params[1024];
-	const char *env = getenv("DPDAT_DAT_PARAMS");
+	const char *env = dpdat_env_str("DPDAT_DAT_PARAMS");
 	struct dd_ia *ia;
 	DAT_RETURN ret;
+	bool debug = false;
 
-	dd_debug = getenv("DPDAT_DAT_DEBUG") != NULL;
+	dd_debug = dpdat_env_bool("DPDAT_DAT_DEBUG", &debug) >= 0 && debug;
 	if (name == NULL)
 		return DD_BAD_PARAM(DAT_INVALID_ARG1);
 	if (async_evd == NULL)

@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,35 +88,33 @@ parse_nodes(struct rsm_ctlr *c, const char *s)
 	return c->n_nodes > 0 ? 0 : -1;
 }
 
-static size_t
-env_size(const char *name, size_t def)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0' ? (size_t)strtoull(v, NULL, 0) : def;
-}
-
 static int
 ctlr_configure(struct rsm_ctlr *c)
 {
-	const char *nodes = getenv("DPDAT_RSM_NODES");
-	const char *node = getenv("DPDAT_RSM_NODE");
+	const char *nodes = dpdat_env_str("DPDAT_RSM_NODES");
+	uint64_t node = 0, max_seg = 0, tot = 0, segs = 0;
 
-	if (parse_nodes(c, nodes != NULL ? nodes :
-			"1=198.18.0.1,2=198.18.0.2") != 0) {
+	if (nodes == NULL || parse_nodes(c, nodes) != 0) {
 		RSM_LOG(ERR, "bad DPDAT_RSM_NODES");
 		return RSMERR_BAD_CONF;
 	}
-	c->node = node != NULL ? (rsm_node_id_t)strtoul(node, NULL, 0) : 1;
+	/* the defaults are the registry's; a bad value is logged there */
+	if (dpdat_env_uint("DPDAT_RSM_NODE", 1, UINT32_MAX, &node) < 0 ||
+	    dpdat_env_uint("DPDAT_RSM_MAX_SEGMENT_SIZE", 1, SIZE_MAX,
+			   &max_seg) < 0 ||
+	    dpdat_env_uint("DPDAT_RSM_TOTAL_EXPORT", 1, SIZE_MAX, &tot) < 0 ||
+	    dpdat_env_uint("DPDAT_RSM_MAX_SEGMENTS", 1, UINT_MAX, &segs) < 0)
+		return RSMERR_BAD_CONF;
+	c->node = (rsm_node_id_t)node;
 	if (rsm_node_ip(c, c->node) == 0) {
 		RSM_LOG(ERR, "DPDAT_RSM_NODE %u is not in DPDAT_RSM_NODES",
 			c->node);
 		return RSMERR_BAD_CONF;
 	}
 	c->page = (size_t)sysconf(_SC_PAGESIZE);
-	c->max_seg = env_size("DPDAT_RSM_MAX_SEGMENT_SIZE", (size_t)1 << 30);
-	c->tot_export = env_size("DPDAT_RSM_TOTAL_EXPORT", (size_t)4 << 30);
-	c->max_segs = (unsigned int)env_size("DPDAT_RSM_MAX_SEGMENTS", 256);
+	c->max_seg = (size_t)max_seg;
+	c->tot_export = (size_t)tot;
+	c->max_segs = (unsigned int)segs;
 	return 0;
 }
 
@@ -124,15 +123,19 @@ ctlr_open(struct rsm_ctlr *c)
 {
 	struct dpdat_eal_conf ec = { .program = "rsm", .mem_mb = 256 };
 	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_THREAD };
-	const char *dev = getenv("DPDAT_RSM_DEVICE");
+	const char *dev = dpdat_env_str("DPDAT_RSM_DEVICE");
 	char devargs[300], ip[INET_ADDRSTRLEN];
+	uint64_t cpu = 0;
 	uint32_t myip;
-	int server;
+	int server, pin;
 	int r;
 
 	r = ctlr_configure(c);
 	if (r != 0)
 		return r;
+	pin = dpdat_env_uint("DPDAT_RSM_CPU", 0, UINT32_MAX, &cpu);
+	if (pin < 0)
+		return RSMERR_BAD_CONF;
 	myip = rsm_node_ip(c, c->node);
 	inet_ntop(AF_INET, &myip, ip, sizeof(ip));
 	/* the memif pair: the lowest node id of the list is the server */
@@ -154,9 +157,9 @@ ctlr_open(struct rsm_ctlr *c)
 	dc.port.device = dev;
 	dc.port.ipv4 = ip;
 	dc.port.link_wait_s = strstr(dev, "role=client") != NULL ? 20 : 0;
-	if (getenv("DPDAT_RSM_CPU") != NULL) {
+	if (pin == 0) {	/* DPDAT_RSM_CPU set */
 		dc.pin_cpu = true;
-		dc.cpu = (unsigned int)env_size("DPDAT_RSM_CPU", 0);
+		dc.cpu = (unsigned int)cpu;
 	}
 	c->dev = dpdat_dev_open(&dc);
 	if (c->dev == NULL) {
@@ -183,13 +186,13 @@ ctlr_open(struct rsm_ctlr *c)
 int
 rsm_get_controller(char *name, rsmapi_controller_handle_t *controller)
 {
-	const char *want = getenv("DPDAT_RSM_CONTROLLER");
+	const char *want = dpdat_env_str("DPDAT_RSM_CONTROLLER");
 	struct rsm_ctlr *c = &rsm_ctlr0;
 	int r = 0;
 
 	if (controller == NULL)
 		return RSMERR_BAD_ADDR;
-	if (name == NULL || strcmp(name, want != NULL ? want : "dpdat0") != 0)
+	if (name == NULL || want == NULL || strcmp(name, want) != 0)
 		return RSMERR_CTLR_NOT_PRESENT;
 	pthread_mutex_lock(&c->lock);
 	/* the device stays open for the life of the process: the EAL and a
@@ -325,8 +328,7 @@ int
 rsm_get_interconnect_topology(rsm_topology_t **topology_data)
 {
 	struct rsm_ctlr cfg, *c = &rsm_ctlr0;
-	const char *name = getenv("DPDAT_RSM_CONTROLLER");
-	const char *cname = name != NULL ? name : "dpdat0";
+	const char *cname = dpdat_env_str("DPDAT_RSM_CONTROLLER");
 	rsm_connections_t *conn;
 	rsm_topology_t *t;
 	unsigned int i, n = 0;

@@ -14,6 +14,7 @@
 #include <rte_log.h>
 
 #include <dpdat/dpdat.h>
+#include <dpdat/dpdat_env.h>
 #include <dpdat/dpdat_cm.h>
 #include <dpdat/dpdat_qp.h>
 #include <rsm/rsmapi.h>

@@ -135,9 +135,9 @@ segid_read(struct segid_file *f, FILE *fp)
 static const char *
 segid_path(void)
 {
-	const char *path = getenv("DPDAT_RSM_SEGMENTID_FILE");
+	const char *path = dpdat_env_str("DPDAT_RSM_SEGMENTID_FILE");
 
-	return path != NULL && path[0] != '\0' ? path : RSM_SEGMENTID_FILE;
+	return path != NULL ? path : RSM_SEGMENTID_FILE;
 }
 
 static void

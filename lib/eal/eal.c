@@ -25,6 +25,7 @@
 #include <rte_cycles.h>
 
 #include <dpdat/dpdat.h>
+#include <dpdat/dpdat_env.h>
 #include "eal_priv.h"
 
 RTE_LOG_REGISTER(dpdat_eal_logtype, dpdat.eal, NOTICE);
@@ -105,7 +106,7 @@ hugepages_free_mb(void)
 static int
 env_policy(enum dpdat_huge_policy *policy)
 {
-	const char *v = getenv("DPDAT_HUGE");
+	const char *v = dpdat_env_str("DPDAT_HUGE");
 
 	if (v == NULL || *v == '\0')
 		return 0;
@@ -125,20 +126,12 @@ env_policy(enum dpdat_huge_policy *policy)
 static int
 env_mem_mb(unsigned int *mb)
 {
-	const char *v = getenv("DPDAT_MEM_MB");
-	unsigned long n;
-	char *end;
+	uint64_t n;
+	int ret = dpdat_env_uint("DPDAT_MEM_MB", 1, 1024 * 1024, &n);
 
-	if (v == NULL || *v == '\0')
-		return 0;
-	errno = 0;
-	n = strtoul(v, &end, 10);
-	if (errno != 0 || *end != '\0' || n == 0 || n > 1024 * 1024) {
-		EAL_LOG(ERR, "DPDAT_MEM_MB=%s: expected MiB in 1..1048576", v);
-		return -EINVAL;
-	}
-	*mb = (unsigned int)n;
-	return 0;
+	if (ret == 0)
+		*mb = (unsigned int)n;
+	return ret < 0 ? ret : 0;
 }
 
 /* Decide hugepages or not, and say why. */
@@ -325,7 +318,7 @@ log_level_from_env(void)
 {
 	static const char *const names[] = { "", "emerg", "alert", "crit",
 		"err", "warning", "notice", "info", "debug" };
-	const char *v = getenv("DPDAT_LOG");
+	const char *v = dpdat_env_str("DPDAT_LOG");
 	unsigned int level = 0;
 
 	if (v == NULL)
@@ -346,7 +339,7 @@ log_level_from_env(void)
 static int
 eal_user_args(const struct dpdat_eal_conf *c, struct eal_user *u)
 {
-	const char *env = getenv("DPDAT_EAL");
+	const char *env = dpdat_env_str("DPDAT_EAL");
 	unsigned int i;
 	int ret = eal_user_split(env, u);
 

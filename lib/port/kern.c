@@ -48,6 +48,8 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include <dpdat/dpdat_env.h>
+
 #include "port_priv.h"
 #include "roce.h"
 
@@ -365,7 +367,7 @@ port_kern_xdp_prog(void)
 		DPDAT_XDP_OBJ_BUILD,
 #endif
 	};
-	const char *env = getenv("DPDAT_XDP_PROG");
+	const char *env = dpdat_env_str("DPDAT_XDP_PROG");
 
 	if (env != NULL && *env != '\0')
 		return access(env, R_OK) == 0 ? env : NULL;

@@ -23,6 +23,8 @@
 #include <rte_lcore.h>
 #include <rte_udp.h>
 
+#include <dpdat/dpdat_env.h>
+
 #include "port_priv.h"
 #include "roce.h"
 
@@ -514,10 +516,10 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		}
 	}
 	p->magic = PORT_MAGIC;
-	if (getenv("DPDAT_FAULT") != NULL) {
+	if (dpdat_env_str("DPDAT_FAULT") != NULL) {
 		struct dpdat_fault_conf fc;
 
-		ret = dpdat_fault_parse(getenv("DPDAT_FAULT"), &fc);
+		ret = dpdat_fault_parse(dpdat_env_str("DPDAT_FAULT"), &fc);
 		if (ret == 0)
 			ret = dpdat_port_set_faults(p, &fc);
 		if (ret < 0) {
@@ -525,10 +527,10 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 			goto err_stop;
 		}
 	}
-	if (getenv("DPDAT_PCAP") != NULL &&
-	    dpdat_port_capture_start(p, getenv("DPDAT_PCAP")) != 0)
+	if (dpdat_env_str("DPDAT_PCAP") != NULL &&
+	    dpdat_port_capture_start(p, dpdat_env_str("DPDAT_PCAP")) != 0)
 		PORT_LOG(WARNING, "%s: DPDAT_PCAP=%s: no capture", p->name,
-			 getenv("DPDAT_PCAP"));
+			 dpdat_env_str("DPDAT_PCAP"));
 	port_telemetry_add(p);
 	inet_ntop(AF_INET, &p->ip, addr, sizeof(addr));
 	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u%s%s",

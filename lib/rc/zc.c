@@ -21,6 +21,8 @@
 #include <rte_memory.h>
 #include <rte_mempool.h>
 
+#include <dpdat/dpdat_env.h>
+
 #include "port_priv.h"
 #include "rc_priv.h"
 
@@ -29,18 +31,21 @@ rc_zc_pool_create(struct dpdat_dev *dev)
 {
 	static uint32_t seq;
 	char name[RTE_MEMPOOL_NAMESIZE];
-	const char *env = getenv("DPDAT_ZEROCOPY");
+	bool zc = false;
+	int set = dpdat_env_bool("DPDAT_ZEROCOPY", &zc);
 
 	const char *why = NULL;
 
 	/* memif copies every frame into its shared rings anyway: attaching
 	 * the payload only adds work there (measured ~0.9x), so it is off
 	 * unless DPDAT_ZEROCOPY=1 asks for it */
+	if (set < 0)
+		return set;
 	if (!(dev->port->tx_offloads & RTE_ETH_TX_OFFLOAD_MULTI_SEGS))
 		why = "the device sends no chained mbufs";
-	else if (env != NULL && strcmp(env, "0") == 0)
+	else if (set == 0 && !zc)
 		why = "DPDAT_ZEROCOPY=0";
-	else if ((env == NULL || strcmp(env, "1") != 0) &&
+	else if (set != 0 &&
 		 strncmp(dev->port->name, "net_memif", 9) == 0)
 		why = "memif copies anyway; DPDAT_ZEROCOPY=1 forces it";
 	if (why != NULL) {

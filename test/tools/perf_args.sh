@@ -82,6 +82,21 @@ else
 	fail "--help does not show --transport"
 fi
 
+# --help-env: the settings, with what is set and what is mistyped; as the
+# first argument or after a test
+DPDAT_PCAP=/tmp/x.pcapng DPDAT_ZERCOPY=1 timeout 10 "$perf" --help-env \
+	>"$dir/env" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^  DPDAT_ZEROCOPY ' "$dir/env" &&
+   grep -q 'set to "/tmp/x.pcapng"' "$dir/env" &&
+   grep -q 'DPDAT_ZERCOPY: set, but no dpdat setting' "$dir/env" &&
+   timeout 10 "$perf" write_bw --help-env | grep -q '^  DPDAT_RSM_NODE ' &&
+   timeout 10 "$perf" --help | grep -q -- '--help-env'; then
+	echo "ok: --help-env"
+else
+	fail "--help-env exited $rc: $(head -c 300 "$dir/env")"
+fi
+
 # verbs: this machine has no RDMA device (or the build has no verbs)
 if ls /sys/class/infiniband/* >/dev/null 2>&1; then
 	echo "skip: an RDMA device exists, the no-device path cannot run"
