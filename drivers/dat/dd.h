@@ -86,6 +86,9 @@ void dd_obj_free(void *obj);
 void *dd_obj_get(DAT_HANDLE h, enum dd_type type);
 /* A live object of any type (for the generic handle calls), else NULL. */
 struct dd_obj *dd_obj_any(DAT_HANDLE h);
+/* The IA handle the consumer holds for ours (the registry swaps them):
+ * what queries return in their ia_handle fields. */
+DAT_IA_HANDLE dd_consumer_ia(struct dd_ia *ia);
 
 /* ---- IA ---- */
 
@@ -114,10 +117,6 @@ struct dd_ia {
 	char mtu_str[8];
 	DAT_NAMED_ATTR specific[3];
 };
-
-/* The IA handle the consumer holds for ours (the registry swaps them):
- * what queries return in their ia_handle fields. */
-DAT_IA_HANDLE dd_consumer_ia(struct dd_ia *ia);
 
 /* The provider of an IA name (registered by dat_provider_init), and the
  * ia_params of its dat.conf entry copied into params. */

@@ -56,6 +56,7 @@
 #include <rte_pause.h>
 
 #include "dd_calls.h"
+#include "dd_clock.h"
 
 /* The EVD side of the CNO link, in cno.c (no header: this pair of files
  * is the only user). Called with the EVD lock held. */
@@ -83,11 +84,8 @@ DAT_COUNT dd_evd_cno_poll(struct dd_evd *evd, const struct dd_cno *cno,
 #define EVD_EQ_MIN	256u		/* CM events are 264 bytes */
 #define EVD_MAX		(4 * DD_MAX_EP)	/* ia_query's max_evds */
 #define EVD_BURST	16
-#define NS_PER_US	1000ull
-#define NS_PER_MS	1000000ull
-#define EVD_SLICE_NS	NS_PER_MS	/* longest native sleep */
-#define EVD_SPIN_NS	(20 * NS_PER_US) /* polls a CQ, then sleeps */
-#define NEVER		UINT64_MAX
+#define EVD_SLICE_NS	DD_NS_PER_MS	/* longest native sleep */
+#define EVD_SPIN_NS	(20 * DD_NS_PER_US) /* polls a CQ, then sleeps */
 
 struct evd {
 	struct dd_evd pub;		/* must stay first */
@@ -100,31 +98,6 @@ struct evd {
 static uint64_t evd_serial;
 
 /* ---- helpers ---- */
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Sleep on cond until signalled or the monotonic time until (NEVER: no
- * limit). */
-static void
-cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until)
-{
-	struct timespec ts;
-
-	if (until == NEVER) {
-		pthread_cond_wait(cond, lock);
-		return;
-	}
-	ts.tv_sec = (time_t)(until / 1000000000ull);
-	ts.tv_nsec = (long)(until % 1000000000ull);
-	pthread_cond_timedwait(cond, lock, &ts);
-}
 
 static bool
 live(const struct evd *e)
@@ -548,9 +521,9 @@ sleep_some(struct evd *e, uint64_t now, uint64_t deadline, uint64_t spin_end)
 		pthread_mutex_lock(&evd->lock);
 		return;
 	}
-	if (cq != NULL && deadline - now >= NS_PER_MS) {
+	if (cq != NULL && deadline - now >= DD_NS_PER_MS) {
 		pthread_mutex_unlock(&evd->lock);
-		r = dpdat_cq_wait(cq, (int)(EVD_SLICE_NS / NS_PER_MS));
+		r = dpdat_cq_wait(cq, (int)(EVD_SLICE_NS / DD_NS_PER_MS));
 		pthread_mutex_lock(&evd->lock);
 		if (r >= 0)
 			return;
@@ -558,7 +531,7 @@ sleep_some(struct evd *e, uint64_t now, uint64_t deadline, uint64_t spin_end)
 	/* CM events are only seen by polling: sleep a slice at most */
 	if ((cq != NULL || evd->eq != NULL) && deadline - now > EVD_SLICE_NS)
 		until = now + EVD_SLICE_NS;
-	cond_wait_until(&e->cond, &evd->lock, until);
+	dd_cond_wait_until(&e->cond, &evd->lock, until);
 }
 
 /* The waiter's loop (EVD lock held, this thread the waiter). */
@@ -567,9 +540,9 @@ wait_loop(struct evd *e, DAT_TIMEOUT timeout, uint32_t threshold,
 	  DAT_EVENT *event, DAT_COUNT *nmore)
 {
 	struct dd_evd *evd = &e->pub;
-	uint64_t serial = e->serial, now = now_ns();
-	uint64_t deadline = timeout == DAT_TIMEOUT_INFINITE ? NEVER :
-			    now + (uint64_t)timeout * NS_PER_US;
+	uint64_t serial = e->serial, now = dd_now_ns();
+	uint64_t deadline = timeout == DAT_TIMEOUT_INFINITE ? DD_NEVER :
+			    now + (uint64_t)timeout * DD_NS_PER_US;
 	uint64_t spin_end = now + EVD_SPIN_NS;
 
 	for (;;) {
@@ -581,7 +554,7 @@ wait_loop(struct evd *e, DAT_TIMEOUT timeout, uint32_t threshold,
 		}
 		if (!evd->waitable)
 			return DD_BAD_STATE(DAT_INVALID_STATE_EVD_UNWAITABLE);
-		now = now_ns();
+		now = dd_now_ns();
 		if (now >= deadline) {
 			*nmore = (DAT_COUNT)evd->count;
 			return DAT_TIMEOUT_EXPIRED;

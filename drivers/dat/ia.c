@@ -472,24 +472,6 @@ dd_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 	return DAT_SUCCESS;
 }
 
-/* libdat2 exports it undeclared. Given a provider's IA handle it answers
- * the registry's handle for it (the small integer the consumer holds),
- * after a search of its table. */
-extern DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE, DAT_IA_HANDLE *);
-
-/* Queries answer the handle the consumer holds, which the registry
- * accepts back: ours would crash the registry's dat_ia_query(). The
- * provider's own while the registry has not seen the IA (ia_open). */
-DAT_IA_HANDLE
-dd_consumer_ia(struct dd_ia *ia)
-{
-	DAT_IA_HANDLE h;
-
-	if (dats_get_ia_handle((DAT_IA_HANDLE)ia, &h) != DAT_SUCCESS)
-		return (DAT_IA_HANDLE)ia;
-	return h;
-}
-
 DAT_RETURN DAT_API
 dd_ia_ha_related(DAT_IA_HANDLE h, const DAT_NAME_PTR name, DAT_BOOLEAN *answer)
 {

@@ -6,7 +6,8 @@
  * Handles: allocation, validation and retirement. Retired objects keep
  * their provider word and a dead magic and wait on a free list of their
  * type for the next object of the same type, so that a stale handle is
- * always readable memory that says "invalid".
+ * always readable memory that says "invalid". And the IA handle the
+ * consumer holds for ours, which every query reports.
  */
 
 #include <stdlib.h>
@@ -102,4 +103,22 @@ dd_obj_any(DAT_HANDLE h)
 	if ((m ^ DD_MAGIC_LIVE) == 0 || (m ^ DD_MAGIC_LIVE) >= DD_TYPE_COUNT)
 		return NULL;
 	return o;
+}
+
+/* libdat2 exports it undeclared. Given a provider's IA handle it answers
+ * the registry's handle for it (the small integer the consumer holds),
+ * after a search of its table. */
+extern DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE, DAT_IA_HANDLE *);
+
+/* Queries answer the handle the consumer holds, which the registry
+ * accepts back: ours would crash the registry's dat_ia_query(). The
+ * provider's own while the registry has not seen the IA (ia_open). */
+DAT_IA_HANDLE
+dd_consumer_ia(struct dd_ia *ia)
+{
+	DAT_IA_HANDLE h;
+
+	if (dats_get_ia_handle((DAT_IA_HANDLE)ia, &h) != DAT_SUCCESS)
+		return (DAT_IA_HANDLE)ia;
+	return h;
 }
