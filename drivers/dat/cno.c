@@ -44,15 +44,7 @@
 
 #include "dd_calls.h"
 #include "dd_clock.h"
-
-/* The CNO side of the EVD link (evd.c calls these with the EVD lock
- * held), and the EVD side of the CNO wait (in evd.c). */
-bool dd_cno_link(struct dd_cno *cno, struct dd_evd *evd);
-void dd_cno_unlink(struct dd_cno *cno, struct dd_evd *evd);
-void dd_cno_notify(struct dd_cno *cno, struct dd_evd *evd,
-		   DAT_OS_WAIT_PROXY_AGENT *agent);
-DAT_COUNT dd_evd_cno_poll(struct dd_evd *evd, const struct dd_cno *cno,
-			  bool *native);
+#include "dd_evd.h"
 
 #define CNO_BAD_HANDLE	DD_BAD_HANDLE(DAT_INVALID_HANDLE_CNO)
 #define CNO_FIELDS	(DAT_CNO_FIELD_IA_HANDLE | \

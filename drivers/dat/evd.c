@@ -57,16 +57,7 @@
 
 #include "dd_calls.h"
 #include "dd_clock.h"
-
-/* The EVD side of the CNO link, in cno.c (no header: this pair of files
- * is the only user). Called with the EVD lock held. */
-bool dd_cno_link(struct dd_cno *cno, struct dd_evd *evd);
-void dd_cno_unlink(struct dd_cno *cno, struct dd_evd *evd);
-void dd_cno_notify(struct dd_cno *cno, struct dd_evd *evd,
-		   DAT_OS_WAIT_PROXY_AGENT *agent);
-/* For cno.c: drain an EVD that feeds cno, with no lock held. */
-DAT_COUNT dd_evd_cno_poll(struct dd_evd *evd, const struct dd_cno *cno,
-			  bool *native);
+#include "dd_evd.h"
 
 /* The registry's own answer for a NULL EVD handle: a stale one reads the
  * same. */
