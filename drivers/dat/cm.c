@@ -550,9 +550,9 @@ request_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 	return true;
 }
 
-bool
-dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
-	    DAT_EVENT *ev)
+/* The converter of CM events, which evd.c calls with the EVD lock held. */
+static bool
+cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm, DAT_EVENT *ev)
 {
 	DAT_EVENT_NUMBER num;
 	struct dd_ep *ep;
@@ -607,4 +607,9 @@ dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 		.private_data = ep->pdata_len ? ep->pdata : NULL,
 	};
 	return true;
+}
+
+RTE_INIT(dd_cm_init)
+{
+	dd_evd_set_cm_conv(cm_event);
 }

@@ -22,8 +22,9 @@
  * Events. An EVD is a software queue of ready DAT_EVENTs plus, by its
  * flags, a dpdat CQ (DTO and RMR bind completions) and a dpdat CM event
  * queue (connection requests and connection events). Dequeue and wait
- * first convert what the native sources hold (dd_dto_event(),
- * dd_cm_event()) into the software queue, then take from it.
+ * first convert what the native sources hold into the software queue,
+ * with the converters that ep.c, srq.c and cm.c register with evd.c,
+ * then take from it.
  */
 
 #ifndef DPDAT_DAT_DD_H
@@ -259,18 +260,6 @@ struct dd_srq {
 	bool lw_armed;			/* low watermark set, not reported */
 };
 
-/* Event conversion, called by the EVD for what its native sources hold.
- * Each fills ev and returns true, or returns false when the native event
- * produces no DAT event (an unsignaled WR retired, an event for an object
- * already gone). Called with the EVD lock held. */
-bool dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev);
-bool dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
-		 DAT_EVENT *ev);
-
-/* An event the consumer took from an EVD (dequeue, wait), with no lock
- * held: the SRQ's asynchronous events follow from it (srq.c). */
-void dd_srq_event_taken(const DAT_EVENT *ev);
-
 /* ---- work request ids (ep.c, srq.c) ----
  *     wr_id = index << 48 | generation << 16 | slot
  * index: EPs 0 .. DD_MAX_EP - 1, SRQs DD_MAX_EP + their table index. */
@@ -283,11 +272,31 @@ void dd_srq_event_taken(const DAT_EVENT *ev);
 #define DD_WR_GEN(id)		((uint32_t)((id) >> DD_WR_SLOT_BITS))
 #define DD_WR_SLOT(id)		((uint32_t)((id) & ((1u << DD_WR_SLOT_BITS) - 1)))
 
+/* ---- event conversion (evd.c dispatches) ----
+ * An EVD drains its native sources through converters that the owners of
+ * what the events are about register at load (RTE_INIT), so that evd.c
+ * calls no object module: DTO completions go to the owner of their wr_id
+ * (ep.c, srq.c), CM events to cm.c. A converter fills ev and returns true,
+ * or returns false when the native event produces no DAT event (an
+ * unsignaled WR retired, an event for an object already gone). Called
+ * with the EVD lock held. */
+enum dd_dto_owner { DD_DTO_EP, DD_DTO_SRQ, DD_DTO_OWNERS };
+#define DD_WR_OWNER(id)	(DD_WR_INDEX(id) < DD_MAX_EP ? DD_DTO_EP : DD_DTO_SRQ)
+
+typedef bool dd_dto_conv_t(struct dd_evd *evd, const struct dpdat_wc *wc,
+			   DAT_EVENT *ev);
+typedef bool dd_cm_conv_t(struct dd_evd *evd, const struct dpdat_cm_event *cm,
+			  DAT_EVENT *ev);
+/* An event the consumer took from an EVD (dequeue, wait), with no lock
+ * held: the SRQ's asynchronous events follow from it (srq.c). */
+typedef void dd_taken_t(const DAT_EVENT *ev);
+
+void dd_evd_set_dto_conv(enum dd_dto_owner owner, dd_dto_conv_t *conv);
+void dd_evd_set_cm_conv(dd_cm_conv_t *conv);
+void dd_evd_set_taken(dd_taken_t *taken);
+
 /* The DAT status of a native completion status (ep.c). */
 DAT_DTO_COMPLETION_STATUS dd_dto_status(enum dpdat_wc_status s);
-/* An SRQ's completion (index >= DD_MAX_EP), for dd_dto_event() (srq.c). */
-bool dd_srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc,
-		      DAT_EVENT *ev);
 /* The EP whose QP of ia's device is qpn, among the EPs on an SRQ; NULL
  * when none (ep.c). */
 struct dd_ep *dd_ep_of_qpn(const struct dd_ia *ia, uint32_t qpn);

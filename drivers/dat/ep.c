@@ -180,7 +180,7 @@ evd_quiesce(struct dd_evd *evd)
 
 /* A new generation: completions of the EP's WRs so far no longer match.
  * They are converted under their EVD's lock after a check of the
- * generation (dd_dto_event()): once each EVD's lock has been taken, none
+ * generation (ep_dto_event()): once each EVD's lock has been taken, none
  * still reads the work-request records, which the caller may then replace
  * or free. Call with ep->lock held, before the EVDs change. */
 static void
@@ -883,8 +883,10 @@ dd_dto_status(enum dpdat_wc_status s)
 	}
 }
 
-bool
-dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
+/* The converter of an EP's completions (wr_ids below DD_MAX_EP), which
+ * evd.c calls with the EVD lock held. */
+static bool
+ep_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 {
 	uint64_t index = DD_WR_INDEX(wc->wr_id);
 	uint32_t slot = DD_WR_SLOT(wc->wr_id);
@@ -895,8 +897,9 @@ dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	struct dd_wr *w;
 	uint32_t head;
 
+	(void)evd;
 	if (index >= EP_TABLE_SIZE)
-		return dd_srq_dto_event(evd, wc, ev);
+		return false;	/* not an EP's */
 	ep = __atomic_load_n(&ep_table[index], __ATOMIC_ACQUIRE);
 	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL ||
 	    __atomic_load_n(&ep->gen, __ATOMIC_ACQUIRE) != gen)
@@ -928,4 +931,9 @@ dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 		.operation = w->op,
 	};
 	return true;
+}
+
+RTE_INIT(dd_ep_init)
+{
+	dd_evd_set_dto_conv(DD_DTO_EP, ep_dto_event);
 }

@@ -16,11 +16,13 @@
  * a native queue cannot hold: an EVD created with qlen <= 512 and a CQ can
  * grow to 512, one with a CM queue to 128.
  *
- * Draining converts what the native sources hold into ring events
- * (dd_dto_event(), dd_cm_event()) with the EVD lock held, as far as the
- * ring has room: what does not fit stays in the native queue, nothing is
- * lost. dequeue and wait drain, then take from the ring; an event taken
- * goes to dd_srq_event_taken() once unlocked (SRQ asynchronous events).
+ * Draining converts what the native sources hold into ring events with
+ * the EVD lock held, as far as the ring has room: what does not fit stays
+ * in the native queue, nothing is lost. The converters are registered at
+ * load by the modules that own the objects (dd_evd_set_dto_conv(): ep.c,
+ * srq.c; dd_evd_set_cm_conv(): cm.c), so this file calls none of them.
+ * dequeue and wait drain, then take from the ring; an event taken goes
+ * to the taken hook once unlocked (srq.c: SRQ asynchronous events).
  *
  * Waiting. One waiter owns the EVD (DAT: any other wait or dequeue gets
  * DAT_INVALID_STATE meanwhile). It drains, and when fewer than threshold
@@ -42,7 +44,7 @@
  * on it, and while it is its IA's async EVD (ia_close frees that one).
  *
  * Locks: the EVD lock, then the CNO lock (cno.c). An EVD lock is never
- * taken with the IA lock held (dd_cm_event() allocates CRs, which takes
+ * taken with the IA lock held (cm.c's converter allocates CRs, which takes
  * the IA lock, under the EVD lock). Agents (DAT_OS_WAIT_PROXY_AGENT) are
  * called with no lock held.
  */
@@ -87,6 +89,11 @@ struct evd {
 };
 
 static uint64_t evd_serial;
+
+/* The converters and the taken hook, set once at load (dd.h). */
+static dd_dto_conv_t *dto_conv[DD_DTO_OWNERS];
+static dd_cm_conv_t *cm_conv;
+static dd_taken_t *taken_hook;
 
 /* ---- helpers ---- */
 
@@ -139,6 +146,28 @@ ring_room(const struct dd_evd *evd)
 	       (uint32_t)evd->qlen - evd->count : 0;
 }
 
+/* A native completion as a DAT event, by the owner of its wr_id. */
+static bool
+dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
+{
+	dd_dto_conv_t *conv = dto_conv[DD_WR_OWNER(wc->wr_id)];
+
+	return conv != NULL && conv(evd, wc, ev);
+}
+
+static bool
+cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm, DAT_EVENT *ev)
+{
+	return cm_conv != NULL && cm_conv(evd, cm, ev);
+}
+
+static void
+event_taken(const DAT_EVENT *ev)
+{
+	if (taken_hook != NULL)
+		taken_hook(ev);
+}
+
 /* Move what the native sources hold into the ring while it has room.
  * EVD lock held. Returns the events added. */
 static uint32_t
@@ -156,7 +185,7 @@ drain(struct evd *e)
 		/* no more than the ring takes: each wc makes one event */
 		n = dpdat_cq_poll(evd->cq, wc, (int)want);
 		for (i = 0; i < n; i++)
-			if (dd_dto_event(evd, &wc[i], &ev)) {
+			if (dto_event(evd, &wc[i], &ev)) {
 				ring_put(evd, &ev);
 				added++;
 			}
@@ -165,7 +194,7 @@ drain(struct evd *e)
 	}
 	while (evd->eq != NULL && ring_room(evd) > 0 &&
 	       dpdat_cm_eq_poll(evd->eq, &cm) == 1)
-		if (dd_cm_event(evd, &cm, &ev)) {
+		if (cm_event(evd, &cm, &ev)) {
 			ring_put(evd, &ev);
 			added++;
 		}
@@ -269,6 +298,24 @@ dd_evd_push(struct dd_evd *evd, const DAT_EVENT *ev)
 	if (ev == NULL)
 		return DD_BAD_PARAM(DAT_INVALID_ARG2);
 	return put(evd, ev, true);
+}
+
+void
+dd_evd_set_dto_conv(enum dd_dto_owner owner, dd_dto_conv_t *conv)
+{
+	dto_conv[owner] = conv;
+}
+
+void
+dd_evd_set_cm_conv(dd_cm_conv_t *conv)
+{
+	cm_conv = conv;
+}
+
+void
+dd_evd_set_taken(dd_taken_t *taken)
+{
+	taken_hook = taken;
 }
 
 struct dd_evd *
@@ -591,7 +638,7 @@ dd_evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold,
 	}
 	pthread_mutex_unlock(&e->pub.lock);
 	if (ret == DAT_SUCCESS)
-		dd_srq_event_taken(event);
+		event_taken(event);
 	return ret;
 }
 
@@ -682,17 +729,18 @@ dd_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
 	pthread_mutex_unlock(&e->pub.lock);
 	call_agent(&agent, &e->pub);
 	if (ret == DAT_SUCCESS)
-		dd_srq_event_taken(ev);
+		event_taken(ev);
 	return ret;
 }
 
 /* Connection requests lost with a freed EVD are rejected, not left for
- * the peer to time out. */
+ * the peer to time out (through the provider's table, as the consumer
+ * would). */
 static void
-reject_crs(DAT_CR_HANDLE *crs, uint32_t n)
+reject_crs(const DAT_PROVIDER *prov, DAT_CR_HANDLE *crs, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		dd_cr_reject(crs[i], 0, NULL);
+		prov->cr_reject_func(crs[i], 0, NULL);
 	free(crs);
 }
 
@@ -708,7 +756,7 @@ discard_eq(struct evd *e, DAT_CR_HANDLE **crs, uint32_t *n, uint32_t *cap)
 	DAT_EVENT ev;
 
 	while (dpdat_cm_eq_poll(e->pub.eq, &cm) == 1) {
-		if (!dd_cm_event(&e->pub, &cm, &ev) ||
+		if (!cm_event(&e->pub, &cm, &ev) ||
 		    ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
 			continue;
 		if (*n == *cap) {
@@ -794,7 +842,7 @@ dd_evd_free(DAT_EVD_HANDLE h)
 	ret = native_free(e, &crs, &n, &cap);
 	if (ret != DAT_SUCCESS) {
 		pthread_mutex_unlock(&evd->lock);
-		reject_crs(crs, n);
+		reject_crs(evd->h.provider, crs, n);
 		return ret;
 	}
 	ring_crs(evd, &crs, &n, &cap);
@@ -806,7 +854,7 @@ dd_evd_free(DAT_EVD_HANDLE h)
 	evd->qlen = 0;		/* a late pusher finds it full */
 	e->dead = true;
 	pthread_mutex_unlock(&evd->lock);
-	reject_crs(crs, n);
+	reject_crs(evd->h.provider, crs, n);
 	dd_obj_free(e);
 	return DAT_SUCCESS;
 }

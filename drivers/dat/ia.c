@@ -291,21 +291,24 @@ err_obj:
 	return ret;
 }
 
+/* Free one object through the provider's table, as the consumer would. */
 static DAT_RETURN
 free_one(struct dd_obj *o)
 {
+	const DAT_PROVIDER *p = o->provider;
+
 	switch (o->type) {
-	case DD_EP: return dd_ep_free(o);
-	case DD_CR: return dd_cr_reject(o, 0, NULL);
-	case DD_PSP: return dd_psp_free(o);
-	case DD_RSP: return dd_rsp_free(o);
-	case DD_CSP: return dd_csp_free(o);
-	case DD_RMR: return dd_rmr_free(o);
-	case DD_LMR: return dd_lmr_free(o);
-	case DD_SRQ: return dd_srq_free(o);
-	case DD_EVD: return dd_evd_free(o);
-	case DD_CNO: return dd_cno_free(o);
-	case DD_PZ: return dd_pz_free(o);
+	case DD_EP: return p->ep_free_func(o);
+	case DD_CR: return p->cr_reject_func(o, 0, NULL);
+	case DD_PSP: return p->psp_free_func(o);
+	case DD_RSP: return p->rsp_free_func(o);
+	case DD_CSP: return p->csp_free_func(o);
+	case DD_RMR: return p->rmr_free_func(o);
+	case DD_LMR: return p->lmr_free_func(o);
+	case DD_SRQ: return p->srq_free_func(o);
+	case DD_EVD: return p->evd_free_func(o);
+	case DD_CNO: return p->cno_free_func(o);
+	case DD_PZ: return p->pz_free_func(o);
 	default: return DAT_INTERNAL_ERROR;
 	}
 }

@@ -29,7 +29,7 @@
  * still in flight complete later, so their events come after the bind's,
  * not before as on a transport that queues the bind behind them. Ordering
  * it would mean queueing the bind in the EP's send queue (dd_wr.rmr) and
- * converting it in dd_dto_event(); the engine has no no-op work request to
+ * converting it in ep.c's converter; the engine has no no-op work request to
  * carry it, so it is not done.
  */
 

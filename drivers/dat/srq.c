@@ -7,7 +7,8 @@
  *
  * Records. A posted receive is recorded (cookie, length) in a slot taken
  * from the SRQ's free list; its wr_id is DD_WR_ID(DD_MAX_EP + table index,
- * generation, slot), which dd_dto_event() tells from an EP's by the index.
+ * generation, slot), which evd.c tells from an EP's by the index
+ * (DD_WR_OWNER()) to call this file's converter.
  * Completions come back in any order (each on the CQ of the EP whose QP
  * took the receive), so each gives its own slot back. The completion's EP
  * is the one whose QP number the native completion carries
@@ -31,13 +32,13 @@
  *     verbs' "last WQE reached" says (dtestsrq waits for this event after
  *     each disconnection).
  * Both are pushed when the consumer takes the event they follow from its
- * EVD (dd_srq_event_taken(): the DTO completion that shows the crossing,
+ * EVD (srq_event_taken(): the DTO completion that shows the crossing,
  * the connection event), with no lock held, so that they come at the pace
  * the consumer reads: a burst of disconnections never overflows a small
  * async EVD.
  *
  * Locks: the SRQ lock is a leaf (taken under EVD locks by
- * dd_srq_dto_event()).
+ * srq_dto_event()).
  */
 
 #include <errno.h>
@@ -375,8 +376,10 @@ dd_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
 
 /* ---- completions and the events that follow ---- */
 
-bool
-dd_srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
+/* The converter of an SRQ's completions (wr_ids from DD_MAX_EP up), which
+ * evd.c calls with the EVD lock held. */
+static bool
+srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 {
 	uint64_t index = DD_WR_INDEX(wc->wr_id) - DD_MAX_EP;
 	uint32_t slot = DD_WR_SLOT(wc->wr_id);
@@ -437,8 +440,9 @@ ep_broken(struct dd_ep *ep)
 	dd_evd_push(async, &ev);
 }
 
-void
-dd_srq_event_taken(const DAT_EVENT *ev)
+/* An event the consumer took from an EVD (evd.c's taken hook). */
+static void
+srq_event_taken(const DAT_EVENT *ev)
 {
 	struct dd_srq *srq;
 	struct dd_ep *ep;
@@ -465,4 +469,10 @@ dd_srq_event_taken(const DAT_EVENT *ev)
 	default:
 		return;
 	}
+}
+
+RTE_INIT(dd_srq_init)
+{
+	dd_evd_set_dto_conv(DD_DTO_SRQ, srq_dto_event);
+	dd_evd_set_taken(srq_event_taken);
 }
