@@ -260,6 +260,13 @@ struct dd_srq {
 	bool lw_armed;			/* low watermark set, not reported */
 };
 
+/* An EP on the SRQ comes (1) or goes (-1). */
+static inline void
+dd_srq_use(struct dd_srq *srq, int d)
+{
+	__atomic_add_fetch(&srq->users, (uint32_t)d, __ATOMIC_RELAXED);
+}
+
 /* ---- work request ids (ep.c, srq.c) ----
  *     wr_id = index << 48 | generation << 16 | slot
  * index: EPs 0 .. DD_MAX_EP - 1, SRQs DD_MAX_EP + their table index. */
@@ -300,10 +307,8 @@ DAT_DTO_COMPLETION_STATUS dd_dto_status(enum dpdat_wc_status s);
 /* The EP whose QP of ia's device is qpn, among the EPs on an SRQ; NULL
  * when none (ep.c). */
 struct dd_ep *dd_ep_of_qpn(const struct dd_ia *ia, uint32_t qpn);
-/* An EP on the SRQ comes (1) or goes (-1) (srq.c). */
-void dd_srq_use(struct dd_srq *srq, int d);
 /* Scatter list of a DAT iov: at most max entries, total at most
- * DD_MAX_RDMA_SIZE (ep.c). */
+ * DD_MAX_RDMA_SIZE (obj.c). */
 DAT_RETURN dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
 		      struct dpdat_sge *sge, DAT_SEG_LENGTH *total);
 

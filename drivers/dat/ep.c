@@ -647,26 +647,6 @@ dd_ep_free(DAT_EP_HANDLE h)
 
 /* ---- posting ---- */
 
-DAT_RETURN
-dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
-	   struct dpdat_sge *sge, DAT_SEG_LENGTH *total)
-{
-	uint64_t sum = 0;
-
-	if (n < 0 || n > max || (n > 0 && iov == NULL))
-		return DD_BAD_PARAM(DAT_INVALID_ARG2);
-	for (DAT_COUNT i = 0; i < n; i++) {
-		sge[i].addr = iov[i].virtual_address;
-		sge[i].length = iov[i].segment_length;
-		sge[i].lkey = iov[i].lmr_context;
-		sum += iov[i].segment_length;
-	}
-	if (sum > DD_MAX_RDMA_SIZE)
-		return DAT_LENGTH_ERROR;
-	*total = (DAT_SEG_LENGTH)sum;
-	return DAT_SUCCESS;
-}
-
 static bool
 suppressed(const struct dd_ep *ep, DAT_COMPLETION_FLAGS f, bool recv)
 {

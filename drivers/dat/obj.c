@@ -6,8 +6,9 @@
  * Handles: allocation, validation and retirement. Retired objects keep
  * their provider word and a dead magic and wait on a free list of their
  * type for the next object of the same type, so that a stale handle is
- * always readable memory that says "invalid". And the IA handle the
- * consumer holds for ours, which every query reports.
+ * always readable memory that says "invalid". And two helpers every
+ * object module shares: the IA handle the consumer holds for ours, which
+ * queries report, and a DAT iov as a native scatter list.
  */
 
 #include <stdlib.h>
@@ -121,4 +122,26 @@ dd_consumer_ia(struct dd_ia *ia)
 	if (dats_get_ia_handle((DAT_IA_HANDLE)ia, &h) != DAT_SUCCESS)
 		return (DAT_IA_HANDLE)ia;
 	return h;
+}
+
+/* ---- a DAT iov as a native scatter list (ep.c, srq.c) ---- */
+
+DAT_RETURN
+dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
+	   struct dpdat_sge *sge, DAT_SEG_LENGTH *total)
+{
+	uint64_t sum = 0;
+
+	if (n < 0 || n > max || (n > 0 && iov == NULL))
+		return DD_BAD_PARAM(DAT_INVALID_ARG2);
+	for (DAT_COUNT i = 0; i < n; i++) {
+		sge[i].addr = iov[i].virtual_address;
+		sge[i].length = iov[i].segment_length;
+		sge[i].lkey = iov[i].lmr_context;
+		sum += iov[i].segment_length;
+	}
+	if (sum > DD_MAX_RDMA_SIZE)
+		return DAT_LENGTH_ERROR;
+	*total = (DAT_SEG_LENGTH)sum;
+	return DAT_SUCCESS;
 }

@@ -92,12 +92,6 @@ pz_use(struct dd_pz *pz, int d)
 	__atomic_add_fetch(&pz->users, (uint32_t)d, __ATOMIC_RELAXED);
 }
 
-void
-dd_srq_use(struct dd_srq *srq, int d)
-{
-	__atomic_add_fetch(&srq->users, (uint32_t)d, __ATOMIC_RELAXED);
-}
-
 static void
 records_free(struct dd_srq *srq)
 {
