@@ -106,6 +106,10 @@ static DAT_RETURN
 sp_create(struct dd_ia *ia, enum dd_type type, DAT_CONN_QUAL qual,
 	  struct dd_evd *evd, struct dd_ep *ep, struct dd_sp **out)
 {
+	static const struct dpdat_dat_sub listen_sub = {
+		.handle = DAT_INVALID_HANDLE_EVD_CR,
+		.res = DAT_RESOURCE_MEMORY,
+	};
 	struct dd_sp *sp = dd_obj_new(ia, type, sizeof(*sp));
 
 	if (sp == NULL)
@@ -118,8 +122,9 @@ sp_create(struct dd_ia *ia, enum dd_type type, DAT_CONN_QUAL qual,
 		int err = rte_errno;
 
 		dd_obj_free(sp);
-		return err == EADDRINUSE ? DAT_CONN_QUAL_IN_USE :
-		       DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY;
+		/* EADDRINUSE: DAT_CONN_QUAL_IN_USE; EBADF: the EVD's queue
+		 * was freed under us */
+		return dpdat_dat_err(-err, &listen_sub);
 	}
 	if (map_set(sp->listener, sp) != 0) {
 		dpdat_cm_listen_free(sp->listener);

@@ -302,8 +302,6 @@ void dd_evd_set_dto_conv(enum dd_dto_owner owner, dd_dto_conv_t *conv);
 void dd_evd_set_cm_conv(dd_cm_conv_t *conv);
 void dd_evd_set_taken(dd_taken_t *taken);
 
-/* The DAT status of a native completion status (ep.c). */
-DAT_DTO_COMPLETION_STATUS dd_dto_status(enum dpdat_wc_status s);
 /* The EP whose QP of ia's device is qpn, among the EPs on an SRQ; NULL
  * when none (ep.c). */
 struct dd_ep *dd_ep_of_qpn(const struct dd_ia *ia, uint32_t qpn);

@@ -679,16 +679,18 @@ wq_add(struct dd_ep *ep, struct dd_wr_queue *q, DAT_DTO_COOKIE cookie,
 	return DD_WR_ID(ep->index, ep->gen, slot);
 }
 
+/* A native post's result. -EBADF would say that the QP the EP holds
+ * under its lock is gone, which does not happen; were it to, the EP is
+ * not ready, as for -EBUSY (a QP not in RTS), and not a bad EP handle. */
 static DAT_RETURN
 post_status(int ret)
 {
-	switch (ret) {
-	case 0: return DAT_SUCCESS;
-	case -ENOMEM: return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
-	case -EINVAL: return DAT_INVALID_PARAMETER;
-	case -EMSGSIZE: return DAT_LENGTH_ERROR;
-	default: return DD_BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY);
-	}
+	static const struct dpdat_dat_sub sub = {
+		.res = DAT_RESOURCE_TEP,
+		.state = DAT_INVALID_STATE_EP_NOTREADY,
+	};
+
+	return dpdat_dat_err(ret == -EBADF ? -EBUSY : ret, &sub);
 }
 
 static DAT_RETURN
@@ -847,22 +849,6 @@ dd_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 
 /* ---- completions ---- */
 
-DAT_DTO_COMPLETION_STATUS
-dd_dto_status(enum dpdat_wc_status s)
-{
-	switch (s) {
-	case DPDAT_WC_SUCCESS: return DAT_DTO_SUCCESS;
-	case DPDAT_WC_LOC_LEN_ERR: return DAT_DTO_ERR_LOCAL_LENGTH;
-	case DPDAT_WC_LOC_QP_OP_ERR: return DAT_DTO_ERR_LOCAL_EP;
-	case DPDAT_WC_LOC_PROT_ERR: return DAT_DTO_ERR_LOCAL_PROTECTION;
-	case DPDAT_WC_WR_FLUSH_ERR: return DAT_DTO_ERR_FLUSHED;
-	case DPDAT_WC_REM_ACCESS_ERR: return DAT_DTO_ERR_REMOTE_ACCESS;
-	case DPDAT_WC_RETRY_EXC_ERR: return DAT_DTO_ERR_TRANSPORT;
-	case DPDAT_WC_RNR_RETRY_EXC_ERR: return DAT_DTO_ERR_RECEIVER_NOT_READY;
-	default: return DAT_DTO_ERR_REMOTE_RESPONDER;
-	}
-}
-
 /* The converter of an EP's completions (wr_ids below DD_MAX_EP), which
  * evd.c calls with the EVD lock held. */
 static bool
@@ -905,7 +891,7 @@ ep_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	ev->event_data.dto_completion_event_data = (DAT_DTO_COMPLETION_EVENT_DATA){
 		.ep_handle = ep,
 		.user_cookie = w->cookie,
-		.status = dd_dto_status(wc->status),
+		.status = dpdat_dat_dto_status(wc->status),
 		.transfered_length = recv || w->op == DAT_DTO_RDMA_READ ?
 				     wc->byte_len : w->length,
 		.operation = w->op,

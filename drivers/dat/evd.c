@@ -283,11 +283,9 @@ cno_of(DAT_CNO_HANDLE h, const struct dd_ia *ia)
 static DAT_RETURN
 native_err(void)
 {
-	DAT_RETURN ret = dpdat_dat_err(-rte_errno, NULL);
+	static const struct dpdat_dat_sub sub = { .res = DAT_RESOURCE_TEVD };
 
-	if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
-		ret |= DAT_RESOURCE_TEVD;
-	return ret;
+	return dpdat_dat_err(-rte_errno, &sub);
 }
 
 /* ---- the internal contract (dd.h) ---- */

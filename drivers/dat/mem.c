@@ -155,6 +155,9 @@ dd_pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *p)
 DAT_RETURN DAT_API
 dd_pz_free(DAT_PZ_HANDLE h)
 {
+	static const struct dpdat_dat_sub sub = {
+		.state = DAT_INVALID_STATE_PZ_IN_USE,
+	};
 	struct dd_pz *pz;
 	DAT_RETURN ret = DAT_SUCCESS;
 	int err;
@@ -172,8 +175,7 @@ dd_pz_free(DAT_PZ_HANDLE h)
 	/* -EBUSY: a QP of an EP still in creation holds it */
 	err = dpdat_pz_free(pz->pz);
 	if (err != 0) {
-		ret = err != -EBUSY ? native_err(err, NULL) :
-		      DD_BAD_STATE(DAT_INVALID_STATE_PZ_IN_USE);
+		ret = native_err(err, &sub);
 		goto out;
 	}
 	pz->pz = NULL;
@@ -363,6 +365,9 @@ dd_lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *p)
 DAT_RETURN DAT_API
 dd_lmr_free(DAT_LMR_HANDLE h)
 {
+	static const struct dpdat_dat_sub sub = {
+		.state = DAT_INVALID_STATE_LMR_IN_USE,
+	};
 	struct dd_lmr *l;
 	DAT_RETURN ret = DAT_SUCCESS;
 	int err;
@@ -379,8 +384,7 @@ dd_lmr_free(DAT_LMR_HANDLE h)
 			(void *)l, l->param.lmr_context);
 	err = dpdat_lmr_free(l->lmr);
 	if (err != 0) {
-		ret = err != -EBUSY ? native_err(err, NULL) :
-		      DD_BAD_STATE(DAT_INVALID_STATE_LMR_IN_USE);
+		ret = native_err(err, &sub);
 		goto out;
 	}
 	l->lmr = NULL;

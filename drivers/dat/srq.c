@@ -259,6 +259,12 @@ DAT_RETURN DAT_API
 dd_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		 DAT_DTO_COOKIE cookie)
 {
+	/* -EBADF: the native SRQ was freed under us, as when srq->wr is
+	 * found NULL */
+	static const struct dpdat_dat_sub post_sub = {
+		.handle = DAT_INVALID_HANDLE_SRQ,
+		.res = DAT_RESOURCE_SRQ,
+	};
 	struct dd_srq *srq = dd_obj_get(h, DD_SRQ);
 	struct dpdat_sge sge[DD_MAX_IOV];
 	struct dpdat_recv_wr wr = { .sg_list = sge };
@@ -297,9 +303,7 @@ dd_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		srq->outstanding++;
 	} else {
 		srq->free_slot[srq->nfree++] = slot;
-		ret = rc == -ENOMEM ?
-		      DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_SRQ :
-		      DAT_INVALID_PARAMETER;
+		ret = dpdat_dat_err(rc, &post_sub);
 	}
 	pthread_mutex_unlock(&srq->lock);
 	return ret;
@@ -408,7 +412,7 @@ srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	ev->event_data.dto_completion_event_data = (DAT_DTO_COMPLETION_EVENT_DATA){
 		.ep_handle = ep,
 		.user_cookie = w.cookie,
-		.status = dd_dto_status(wc->status),
+		.status = dpdat_dat_dto_status(wc->status),
 		.transfered_length = wc->byte_len,
 		.operation = DAT_DTO_RECEIVE,
 	};
