@@ -587,8 +587,8 @@ cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm, DAT_EVENT *ev)
 		break;
 	case DPDAT_CM_BROKEN:
 		num = DAT_CONNECTION_EVENT_BROKEN;
-		if (dd_debug && ep->qp != NULL)
-			dpdat_qp_dump(ep->qp, stderr);
+		if (dd_log_debug() && ep->qp != NULL)
+			dpdat_qp_dump(ep->qp, rte_log_get_stream());
 		break;
 	default:
 		num = DAT_CONNECTION_EVENT_DISCONNECTED;
@@ -599,10 +599,9 @@ cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm, DAT_EVENT *ev)
 	/* the peer's private data lives in the EP until the next event */
 	ep->pdata_len = RTE_MIN(cm->private_data_len, sizeof(ep->pdata));
 	memcpy(ep->pdata, cm->private_data, ep->pdata_len);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p: connection event 0x%x, %u "
-			"bytes of private data\n", (void *)ep, num,
-			ep->pdata_len);
+	DD_LOG(DEBUG, "ep %p: connection event 0x%x, %u "
+		"bytes of private data", (void *)ep, num,
+		ep->pdata_len);
 	memset(ev, 0, sizeof(*ev));
 	ev->event_number = num;
 	ev->evd_handle = evd;

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include <rte_log.h>
+
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
 
@@ -312,8 +314,24 @@ DAT_RETURN dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
 
 /* ---- helpers ---- */
 
-/* DPDAT_DAT_DEBUG=1: log events as they are converted (ia.c). */
-extern int dd_debug;
+/* The plug-in's log type, dpdat.dat (obj.c): NOTICE by default; DPDAT_LOG
+ * and the EAL's --log-level set it, and DPDAT_DAT_DEBUG=1 raises it to
+ * DEBUG (ia_open), which logs events as they are converted. */
+extern int dd_logtype;
+#define DD_LOG(level, fmt, ...) do { \
+	/* no arguments evaluated below the level (completion paths) */ \
+	if (rte_log_can_log(dd_logtype, RTE_LOG_ ## level)) \
+		rte_log(RTE_LOG_ ## level, dd_logtype, \
+			"dpdat DAT: " fmt "\n", ##__VA_ARGS__); \
+} while (0)
+
+/* Whether DEBUG messages are logged: for output beyond one message (QP
+ * dumps, which go to the log stream). */
+static inline bool
+dd_log_debug(void)
+{
+	return rte_log_can_log(dd_logtype, RTE_LOG_DEBUG);
+}
 
 /* DAT_INVALID_HANDLE with a subtype. */
 #define DD_BAD_HANDLE(sub)	((DAT_RETURN)(DAT_INVALID_HANDLE | (sub)))

@@ -383,15 +383,14 @@ ep_new(struct dd_ia *ia, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 	dd_ep_set_state(ep, configured(ep) ? DAT_EP_STATE_UNCONNECTED :
 			DAT_EP_STATE_UNCONFIGURED_UNCONNECTED);
 	param_sync(ep);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p: %d requests x %d iov, %d "
-			"receives x %d iov, RDMA reads %d in %d out\n",
-			(void *)ep, ep->param.ep_attr.max_request_dtos,
-			ep->param.ep_attr.max_request_iov,
-			ep->param.ep_attr.max_recv_dtos,
-			ep->param.ep_attr.max_recv_iov,
-			ep->param.ep_attr.max_rdma_read_in,
-			ep->param.ep_attr.max_rdma_read_out);
+	DD_LOG(DEBUG, "ep %p: %d requests x %d iov, %d "
+		"receives x %d iov, RDMA reads %d in %d out",
+		(void *)ep, ep->param.ep_attr.max_request_dtos,
+		ep->param.ep_attr.max_request_iov,
+		ep->param.ep_attr.max_recv_dtos,
+		ep->param.ep_attr.max_recv_iov,
+		ep->param.ep_attr.max_rdma_read_in,
+		ep->param.ep_attr.max_rdma_read_out);
 	*out = ep;
 	return DAT_SUCCESS;
 }
@@ -735,20 +734,19 @@ post_request(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		   wq_add(ep, &ep->sq, cookie, total, op, sig) : 0;
 	if (wr.wr_id == 0) {
 		pthread_mutex_unlock(&ep->lock);
-		if (dd_debug)
-			fprintf(stderr, "dpdat DAT: ep %p: send queue full\n",
-				(void *)ep);
+		DD_LOG(DEBUG, "ep %p: send queue full",
+			(void *)ep);
 		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
 	}
 	ret = post_status(dpdat_post_send(ep->qp, &wr));
 	if (ret == DAT_SUCCESS)
 		ep->sq.tail++;
 	pthread_mutex_unlock(&ep->lock);
-	if (ret != DAT_SUCCESS && dd_debug) {
-		fprintf(stderr, "dpdat DAT: ep %p: post of op %d refused "
-			"(0x%x) with %u posted\n", (void *)ep, op, ret,
-			ep->sq.tail - ep->sq.head);
-		dpdat_qp_dump(ep->qp, stderr);
+	if (ret != DAT_SUCCESS && dd_log_debug()) {
+		DD_LOG(DEBUG, "ep %p: post of op %d refused (0x%x) with %u "
+		       "posted", (void *)ep, op, ret,
+		       ep->sq.tail - ep->sq.head);
+		dpdat_qp_dump(ep->qp, rte_log_get_stream());
 	}
 	return ret;
 }
@@ -879,11 +877,10 @@ ep_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	while ((head & (q->size - 1)) != slot && head != q->tail)
 		head++;
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p %s completion slot %u (qp %u,"
-			" op %d, %u bytes): %s\n", (void *)ep,
-			recv ? "recv" : "send", slot, wc->qp_num, wc->opcode,
-			wc->byte_len, dpdat_wc_status_str(wc->status));
+	DD_LOG(DEBUG, "ep %p %s completion slot %u (qp %u,"
+		" op %d, %u bytes): %s", (void *)ep,
+		recv ? "recv" : "send", slot, wc->qp_num, wc->opcode,
+		wc->byte_len, dpdat_wc_status_str(wc->status));
 	if (wc->status == DPDAT_WC_SUCCESS && !w->signaled)
 		return false;
 	memset(ev, 0, sizeof(*ev));

@@ -40,7 +40,8 @@ struct dd_devref {
 	unsigned int refs;
 };
 
-int dd_debug;
+/* DPDAT_DAT_DEBUG: set by ia_open, raises dpdat.dat to DEBUG */
+static int dd_debug;
 
 static struct dd_devref devs[16];
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -135,21 +136,18 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 		ec.extra_args = eal_args;
 		ec.n_extra_args = eal_words(eal, eal_args, RTE_DIM(eal_args));
 		if (ec.n_extra_args > RTE_DIM(eal_args)) {
-			fprintf(stderr, "dpdat DAT: %s: eal= has more than %u "
-				"arguments\n", name,
-				(unsigned int)RTE_DIM(eal_args));
+			DD_LOG(ERR, "%s: eal= has more than %u arguments",
+			       name, (unsigned int)RTE_DIM(eal_args));
 			goto out;
 		}
 		if (dpdat_eal_init(&ec) < 0) {
-			fprintf(stderr, "dpdat DAT: EAL: %s\n",
-				rte_strerror(rte_errno));
+			DD_LOG(ERR, "EAL: %s", rte_strerror(rte_errno));
 			goto out;
 		}
 		eal_up = true;
 	} else if (conf->eal[0] != '\0') {
-		fprintf(stderr, "dpdat DAT: %s: eal= ignored: the EAL is up "
-			"already (the process's first IA brought it up)\n",
-			name);
+		DD_LOG(WARNING, "%s: eal= ignored: the EAL is up already "
+		       "(the process's first IA brought it up)", name);
 	}
 	dc.port.device = conf->device;
 	dc.port.ipv4 = conf->ipv4;
@@ -159,8 +157,8 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 	dc.port.link_wait_s = 0;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL) {
-		fprintf(stderr, "dpdat DAT: %s: device %s: %s\n", name,
-			conf->device, rte_strerror(rte_errno));
+		DD_LOG(ERR, "%s: device %s: %s", name, conf->device,
+		       rte_strerror(rte_errno));
 		goto out;
 	}
 	snprintf(r->name, sizeof(r->name), "%s", name);
@@ -233,10 +231,10 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	if (prov == NULL)
 		return DAT_PROVIDER_NOT_FOUND;
 	if (parse_params(env != NULL ? env : params, &conf) != 0) {
-		fprintf(stderr, "dpdat DAT: %s: bad ia_params \"%s\" (want "
-			"device=<devargs> [ipv4=<address>|auto] [mtu=<n>] "
-			"[cpu=<n>] [eal=<arg>;<arg>...])\n", name,
-			env != NULL ? env : params);
+		DD_LOG(ERR, "%s: bad ia_params \"%s\" (want "
+		       "device=<devargs> [ipv4=<address>|auto] [mtu=<n>] "
+		       "[cpu=<n>] [eal=<arg>;<arg>...])", name,
+		       env != NULL ? env : params);
 		return DD_BAD_PARAM(DAT_INVALID_ARG1);
 	}
 	ia = dd_obj_new(NULL, DD_IA, sizeof(*ia));
@@ -260,6 +258,10 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 		ret = DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_DEVICE;
 		goto err_obj;
 	}
+	/* once the EAL is up, whose log options (DPDAT_LOG, --log-level)
+	 * have been applied by then: DPDAT_DAT_DEBUG wins over them */
+	if (dd_debug)
+		rte_log_set_level(dd_logtype, RTE_LOG_DEBUG);
 	/* the port's address: the interface's own with ipv4=auto */
 	dpdat_port_query(dpdat_dev_port(ia->dev), &pi);
 	sin->sin_addr.s_addr = pi.ipv4;

@@ -291,10 +291,9 @@ lmr_new(struct dd_ia *ia, DAT_MEM_TYPE type, DAT_REGION_DESCRIPTION rd,
 		.registered_size = info.registered_size,
 		.registered_address = info.registered_address,
 	};
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: lmr %p: context 0x%08x, %#lx+%lu\n",
-			(void *)l, info.lmr_context,
-			(unsigned long)info.address, (unsigned long)info.length);
+	DD_LOG(DEBUG, "lmr %p: context 0x%08x, %#lx+%lu",
+		(void *)l, info.lmr_context,
+		(unsigned long)info.address, (unsigned long)info.length);
 	return l;
 }
 
@@ -379,9 +378,8 @@ dd_lmr_free(DAT_LMR_HANDLE h)
 		goto out;
 	}
 	/* returns once no access checked through the context is running */
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: lmr %p: free context 0x%08x\n",
-			(void *)l, l->param.lmr_context);
+	DD_LOG(DEBUG, "lmr %p: free context 0x%08x",
+		(void *)l, l->param.lmr_context);
 	err = dpdat_lmr_free(l->lmr);
 	if (err != 0) {
 		ret = native_err(err, &sub);

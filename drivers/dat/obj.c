@@ -16,6 +16,8 @@
 
 #include "dd.h"
 
+RTE_LOG_REGISTER(dd_logtype, dpdat.dat, NOTICE);
+
 struct retired {
 	struct dd_obj_list list;
 	size_t size;

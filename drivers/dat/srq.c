@@ -150,9 +150,8 @@ lw_report(struct dd_srq *srq)
 	ev.event_data.asynch_error_event_data.dat_handle = (DAT_HANDLE)srq;
 	ev.event_data.asynch_error_event_data.reason =
 		DAT_SRQ_LOW_WATERMARK_EVENT;
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: srq %p: below the low watermark %d\n",
-			(void *)srq, srq->param.low_watermark);
+	DD_LOG(DEBUG, "srq %p: below the low watermark %d",
+		(void *)srq, srq->param.low_watermark);
 	dd_evd_push(async, &ev);
 }
 
@@ -218,10 +217,9 @@ dd_srq_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_SRQ_ATTR *attr,
 	 * be crossed at once; dat_srq_set_lw() arms it */
 	srq->param.low_watermark = attr->low_watermark;
 	pz_use(pz, 1);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: srq %p: %d receives x %d iov, "
-			"native %u\n", (void *)srq, attr->max_recv_dtos,
-			attr->max_recv_iov, srq->size);
+	DD_LOG(DEBUG, "srq %p: %d receives x %d iov, "
+		"native %u", (void *)srq, attr->max_recv_dtos,
+		attr->max_recv_iov, srq->size);
 	*out = srq;
 	return DAT_SUCCESS;
 
@@ -400,11 +398,10 @@ srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	srq->outstanding--;
 	pthread_mutex_unlock(&srq->lock);
 	ep = dd_ep_of_qpn(evd->h.ia, wc->qp_num);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: srq %p recv completion slot %u "
-			"(qp %u, ep %p, %u bytes): %s\n", (void *)srq, slot,
-			wc->qp_num, (void *)ep, wc->byte_len,
-			dpdat_wc_status_str(wc->status));
+	DD_LOG(DEBUG, "srq %p recv completion slot %u "
+		"(qp %u, ep %p, %u bytes): %s", (void *)srq, slot,
+		wc->qp_num, (void *)ep, wc->byte_len,
+		dpdat_wc_status_str(wc->status));
 	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL)
 		return false;	/* its EP went away */
 	memset(ev, 0, sizeof(*ev));
@@ -432,9 +429,8 @@ ep_broken(struct dd_ep *ep)
 	ev.event_number = DAT_ASYNC_ERROR_EP_BROKEN;
 	ev.event_data.asynch_error_event_data.dat_handle = (DAT_HANDLE)ep;
 	ev.event_data.asynch_error_event_data.reason = DAT_EP_TRANSFER_TO_ERROR;
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p: off its SRQ (EP_BROKEN)\n",
-			(void *)ep);
+	DD_LOG(DEBUG, "ep %p: off its SRQ (EP_BROKEN)",
+		(void *)ep);
 	dd_evd_push(async, &ev);
 }
 
