@@ -106,6 +106,10 @@ static DAT_RETURN
 sp_create(struct dd_ia *ia, enum dd_type type, DAT_CONN_QUAL qual,
 	  struct dd_evd *evd, struct dd_ep *ep, struct dd_sp **out)
 {
+	static const struct dpdat_dat_sub listen_sub = {
+		.handle = DAT_INVALID_HANDLE_EVD_CR,
+		.res = DAT_RESOURCE_MEMORY,
+	};
 	struct dd_sp *sp = dd_obj_new(ia, type, sizeof(*sp));
 
 	if (sp == NULL)
@@ -118,8 +122,9 @@ sp_create(struct dd_ia *ia, enum dd_type type, DAT_CONN_QUAL qual,
 		int err = rte_errno;
 
 		dd_obj_free(sp);
-		return err == EADDRINUSE ? DAT_CONN_QUAL_IN_USE :
-		       DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_MEMORY;
+		/* EADDRINUSE: DAT_CONN_QUAL_IN_USE; EBADF: the EVD's queue
+		 * was freed under us */
+		return dpdat_dat_err(-err, &listen_sub);
 	}
 	if (map_set(sp->listener, sp) != 0) {
 		dpdat_cm_listen_free(sp->listener);
@@ -550,9 +555,9 @@ request_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 	return true;
 }
 
-bool
-dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
-	    DAT_EVENT *ev)
+/* The converter of CM events, which evd.c calls with the EVD lock held. */
+static bool
+cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm, DAT_EVENT *ev)
 {
 	DAT_EVENT_NUMBER num;
 	struct dd_ep *ep;
@@ -582,8 +587,8 @@ dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 		break;
 	case DPDAT_CM_BROKEN:
 		num = DAT_CONNECTION_EVENT_BROKEN;
-		if (dd_debug && ep->qp != NULL)
-			dpdat_qp_dump(ep->qp, stderr);
+		if (dd_log_debug() && ep->qp != NULL)
+			dpdat_qp_dump(ep->qp, rte_log_get_stream());
 		break;
 	default:
 		num = DAT_CONNECTION_EVENT_DISCONNECTED;
@@ -594,10 +599,9 @@ dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 	/* the peer's private data lives in the EP until the next event */
 	ep->pdata_len = RTE_MIN(cm->private_data_len, sizeof(ep->pdata));
 	memcpy(ep->pdata, cm->private_data, ep->pdata_len);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p: connection event 0x%x, %u "
-			"bytes of private data\n", (void *)ep, num,
-			ep->pdata_len);
+	DD_LOG(DEBUG, "ep %p: connection event 0x%x, %u "
+		"bytes of private data", (void *)ep, num,
+		ep->pdata_len);
 	memset(ev, 0, sizeof(*ev));
 	ev->event_number = num;
 	ev->evd_handle = evd;
@@ -607,4 +611,9 @@ dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
 		.private_data = ep->pdata_len ? ep->pdata : NULL,
 	};
 	return true;
+}
+
+RTE_INIT(dd_cm_init)
+{
+	dd_evd_set_cm_conv(cm_event);
 }

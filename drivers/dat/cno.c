@@ -43,26 +43,17 @@
 #include <rte_common.h>
 
 #include "dd_calls.h"
-
-/* The CNO side of the EVD link (evd.c calls these with the EVD lock
- * held), and the EVD side of the CNO wait (in evd.c). */
-bool dd_cno_link(struct dd_cno *cno, struct dd_evd *evd);
-void dd_cno_unlink(struct dd_cno *cno, struct dd_evd *evd);
-void dd_cno_notify(struct dd_cno *cno, struct dd_evd *evd,
-		   DAT_OS_WAIT_PROXY_AGENT *agent);
-DAT_COUNT dd_evd_cno_poll(struct dd_evd *evd, const struct dd_cno *cno,
-			  bool *native);
+#include "dd_clock.h"
+#include "dd_evd.h"
 
 #define CNO_BAD_HANDLE	DD_BAD_HANDLE(DAT_INVALID_HANDLE_CNO)
 #define CNO_FIELDS	(DAT_CNO_FIELD_IA_HANDLE | \
 			 DAT_CNO_FIELD_PROXY_TYPE | \
 			 DAT_CNO_FIELD_PROXY | DAT_CNO_FIELD_ALL)
-#define NS_PER_US	1000ull
 /* Longest sleeps: with EVDs that have native queues to poll; without,
  * to notice a CNO that ia_close retired under its waiter. */
 #define CNO_SLICE_NS	1000000ull
 #define CNO_IDLE_NS	100000000ull
-#define NEVER		UINT64_MAX
 #define SNAP		16		/* EVDs polled without malloc */
 
 struct cno {
@@ -76,25 +67,6 @@ struct cno {
 	bool watched;			/* a watcher thread (fd CNOs) */
 	pthread_t watcher;
 };
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void
-cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)(until / 1000000000ull);
-	ts.tv_nsec = (long)(until % 1000000000ull);
-	pthread_cond_timedwait(cond, lock, &ts);
-}
 
 /* Make the fd unreadable again (it is nonblocking: EAGAIN when it was
  * not readable). */
@@ -231,7 +203,7 @@ watch(void *arg)
 		poll_evds(c, &native);
 		if (c->dead || dd_obj_get(c, DD_CNO) == NULL)
 			break;
-		cond_wait_until(&c->pub.cond, &c->pub.lock, now_ns() +
+		dd_cond_wait_until(&c->pub.cond, &c->pub.lock, dd_now_ns() +
 				(native ? CNO_SLICE_NS : CNO_IDLE_NS));
 	}
 	pthread_mutex_unlock(&c->pub.lock);
@@ -402,7 +374,7 @@ dd_cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *out)
 	struct cno *c;
 	struct dd_evd *found = NULL;
 	bool had = false, native;
-	uint64_t now = now_ns(), deadline, gen;
+	uint64_t now = dd_now_ns(), deadline, gen;
 	DAT_RETURN ret = DAT_SUCCESS;
 
 	if (dd_obj_get(h, DD_CNO) == NULL)
@@ -412,8 +384,8 @@ dd_cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *out)
 	c = cno_lock(h);
 	if (c == NULL)
 		return CNO_BAD_HANDLE;
-	deadline = timeout == DAT_TIMEOUT_INFINITE ? NEVER :
-		   now + (uint64_t)timeout * NS_PER_US;
+	deadline = timeout == DAT_TIMEOUT_INFINITE ? DD_NEVER :
+		   now + (uint64_t)timeout * DD_NS_PER_US;
 	c->waiters++;
 	for (;;) {
 		gen = c->gen;
@@ -424,14 +396,14 @@ dd_cno_wait(DAT_CNO_HANDLE h, DAT_TIMEOUT timeout, DAT_EVD_HANDLE *out)
 		if (found != NULL || (had && c->n_evds == 0) ||
 		    dd_obj_get(c, DD_CNO) == NULL)
 			break;
-		now = now_ns();
+		now = dd_now_ns();
 		if (now >= deadline) {
 			ret = DAT_QUEUE_EMPTY;
 			break;
 		}
 		if (gen != c->gen)
 			continue;	/* triggered while we polled */
-		cond_wait_until(&c->pub.cond, &c->pub.lock,
+		dd_cond_wait_until(&c->pub.cond, &c->pub.lock,
 				RTE_MIN(deadline, now + (native ? CNO_SLICE_NS :
 							       CNO_IDLE_NS)));
 	}

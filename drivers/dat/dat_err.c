@@ -2,6 +2,13 @@
  * Copyright (c) 2026 The dpdat authors
  */
 
+/*
+ * The conversions at the DAT boundary: native results (negative errnos)
+ * and native completion statuses to their DAT codes. Every file of the
+ * plug-in converts through these, with the subtypes of its call; the unit
+ * tests check them case by case.
+ */
+
 #include <errno.h>
 #include <stddef.h>
 
@@ -19,7 +26,7 @@ dpdat_dat_err(int err, const struct dpdat_dat_sub *sub)
 	case ENOMEM:
 	case ENOSPC:
 	case EAGAIN:
-		return DAT_INSUFFICIENT_RESOURCES;
+		return DAT_INSUFFICIENT_RESOURCES | s->res;
 	case EINVAL:
 	case ERANGE:
 		return DAT_INVALID_PARAMETER | s->param;
@@ -34,11 +41,31 @@ dpdat_dat_err(int err, const struct dpdat_dat_sub *sub)
 		return DAT_PRIVILEGES_VIOLATION | s->priv;
 	case EPERM:
 		return DAT_PROTECTION_VIOLATION | s->prot;
+	case EMSGSIZE:
+		return DAT_LENGTH_ERROR;
+	case EADDRINUSE:
+		return DAT_CONN_QUAL_IN_USE;
 	case ETIMEDOUT:
 		return DAT_TIMEOUT_EXPIRED;
 	case ENOSYS:
 		return DAT_NOT_IMPLEMENTED;
 	default:
 		return DAT_INTERNAL_ERROR;
+	}
+}
+
+DAT_DTO_COMPLETION_STATUS
+dpdat_dat_dto_status(enum dpdat_wc_status s)
+{
+	switch (s) {
+	case DPDAT_WC_SUCCESS: return DAT_DTO_SUCCESS;
+	case DPDAT_WC_LOC_LEN_ERR: return DAT_DTO_ERR_LOCAL_LENGTH;
+	case DPDAT_WC_LOC_QP_OP_ERR: return DAT_DTO_ERR_LOCAL_EP;
+	case DPDAT_WC_LOC_PROT_ERR: return DAT_DTO_ERR_LOCAL_PROTECTION;
+	case DPDAT_WC_WR_FLUSH_ERR: return DAT_DTO_ERR_FLUSHED;
+	case DPDAT_WC_REM_ACCESS_ERR: return DAT_DTO_ERR_REMOTE_ACCESS;
+	case DPDAT_WC_RETRY_EXC_ERR: return DAT_DTO_ERR_TRANSPORT;
+	case DPDAT_WC_RNR_RETRY_EXC_ERR: return DAT_DTO_ERR_RECEIVER_NOT_READY;
+	default: return DAT_DTO_ERR_REMOTE_RESPONDER;
 	}
 }

@@ -22,8 +22,9 @@
  * Events. An EVD is a software queue of ready DAT_EVENTs plus, by its
  * flags, a dpdat CQ (DTO and RMR bind completions) and a dpdat CM event
  * queue (connection requests and connection events). Dequeue and wait
- * first convert what the native sources hold (dd_dto_event(),
- * dd_cm_event()) into the software queue, then take from it.
+ * first convert what the native sources hold into the software queue,
+ * with the converters that ep.c, srq.c and cm.c register with evd.c,
+ * then take from it.
  */
 
 #ifndef DPDAT_DAT_DD_H
@@ -33,6 +34,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/queue.h>
+
+#include <rte_log.h>
 
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
@@ -86,6 +89,9 @@ void dd_obj_free(void *obj);
 void *dd_obj_get(DAT_HANDLE h, enum dd_type type);
 /* A live object of any type (for the generic handle calls), else NULL. */
 struct dd_obj *dd_obj_any(DAT_HANDLE h);
+/* The IA handle the consumer holds for ours (the registry swaps them):
+ * what queries return in their ia_handle fields. */
+DAT_IA_HANDLE dd_consumer_ia(struct dd_ia *ia);
 
 /* ---- IA ---- */
 
@@ -114,10 +120,6 @@ struct dd_ia {
 	char mtu_str[8];
 	DAT_NAMED_ATTR specific[3];
 };
-
-/* The IA handle the consumer holds for ours (the registry swaps them):
- * what queries return in their ia_handle fields. */
-DAT_IA_HANDLE dd_consumer_ia(struct dd_ia *ia);
 
 /* The provider of an IA name (registered by dat_provider_init), and the
  * ia_params of its dat.conf entry copied into params. */
@@ -260,17 +262,12 @@ struct dd_srq {
 	bool lw_armed;			/* low watermark set, not reported */
 };
 
-/* Event conversion, called by the EVD for what its native sources hold.
- * Each fills ev and returns true, or returns false when the native event
- * produces no DAT event (an unsignaled WR retired, an event for an object
- * already gone). Called with the EVD lock held. */
-bool dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev);
-bool dd_cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm,
-		 DAT_EVENT *ev);
-
-/* An event the consumer took from an EVD (dequeue, wait), with no lock
- * held: the SRQ's asynchronous events follow from it (srq.c). */
-void dd_srq_event_taken(const DAT_EVENT *ev);
+/* An EP on the SRQ comes (1) or goes (-1). */
+static inline void
+dd_srq_use(struct dd_srq *srq, int d)
+{
+	__atomic_add_fetch(&srq->users, (uint32_t)d, __ATOMIC_RELAXED);
+}
 
 /* ---- work request ids (ep.c, srq.c) ----
  *     wr_id = index << 48 | generation << 16 | slot
@@ -284,25 +281,57 @@ void dd_srq_event_taken(const DAT_EVENT *ev);
 #define DD_WR_GEN(id)		((uint32_t)((id) >> DD_WR_SLOT_BITS))
 #define DD_WR_SLOT(id)		((uint32_t)((id) & ((1u << DD_WR_SLOT_BITS) - 1)))
 
-/* The DAT status of a native completion status (ep.c). */
-DAT_DTO_COMPLETION_STATUS dd_dto_status(enum dpdat_wc_status s);
-/* An SRQ's completion (index >= DD_MAX_EP), for dd_dto_event() (srq.c). */
-bool dd_srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc,
-		      DAT_EVENT *ev);
+/* ---- event conversion (evd.c dispatches) ----
+ * An EVD drains its native sources through converters that the owners of
+ * what the events are about register at load (RTE_INIT), so that evd.c
+ * calls no object module: DTO completions go to the owner of their wr_id
+ * (ep.c, srq.c), CM events to cm.c. A converter fills ev and returns true,
+ * or returns false when the native event produces no DAT event (an
+ * unsignaled WR retired, an event for an object already gone). Called
+ * with the EVD lock held. */
+enum dd_dto_owner { DD_DTO_EP, DD_DTO_SRQ, DD_DTO_OWNERS };
+#define DD_WR_OWNER(id)	(DD_WR_INDEX(id) < DD_MAX_EP ? DD_DTO_EP : DD_DTO_SRQ)
+
+typedef bool dd_dto_conv_t(struct dd_evd *evd, const struct dpdat_wc *wc,
+			   DAT_EVENT *ev);
+typedef bool dd_cm_conv_t(struct dd_evd *evd, const struct dpdat_cm_event *cm,
+			  DAT_EVENT *ev);
+/* An event the consumer took from an EVD (dequeue, wait), with no lock
+ * held: the SRQ's asynchronous events follow from it (srq.c). */
+typedef void dd_taken_t(const DAT_EVENT *ev);
+
+void dd_evd_set_dto_conv(enum dd_dto_owner owner, dd_dto_conv_t *conv);
+void dd_evd_set_cm_conv(dd_cm_conv_t *conv);
+void dd_evd_set_taken(dd_taken_t *taken);
+
 /* The EP whose QP of ia's device is qpn, among the EPs on an SRQ; NULL
  * when none (ep.c). */
 struct dd_ep *dd_ep_of_qpn(const struct dd_ia *ia, uint32_t qpn);
-/* An EP on the SRQ comes (1) or goes (-1) (srq.c). */
-void dd_srq_use(struct dd_srq *srq, int d);
 /* Scatter list of a DAT iov: at most max entries, total at most
- * DD_MAX_RDMA_SIZE (ep.c). */
+ * DD_MAX_RDMA_SIZE (obj.c). */
 DAT_RETURN dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
 		      struct dpdat_sge *sge, DAT_SEG_LENGTH *total);
 
 /* ---- helpers ---- */
 
-/* DPDAT_DAT_DEBUG=1: log events as they are converted (ia.c). */
-extern int dd_debug;
+/* The plug-in's log type, dpdat.dat (obj.c): NOTICE by default; DPDAT_LOG
+ * and the EAL's --log-level set it, and DPDAT_DAT_DEBUG=1 raises it to
+ * DEBUG (ia_open), which logs events as they are converted. */
+extern int dd_logtype;
+#define DD_LOG(level, fmt, ...) do { \
+	/* no arguments evaluated below the level (completion paths) */ \
+	if (rte_log_can_log(dd_logtype, RTE_LOG_ ## level)) \
+		rte_log(RTE_LOG_ ## level, dd_logtype, \
+			"dpdat DAT: " fmt "\n", ##__VA_ARGS__); \
+} while (0)
+
+/* Whether DEBUG messages are logged: for output beyond one message (QP
+ * dumps, which go to the log stream). */
+static inline bool
+dd_log_debug(void)
+{
+	return rte_log_can_log(dd_logtype, RTE_LOG_DEBUG);
+}
 
 /* DAT_INVALID_HANDLE with a subtype. */
 #define DD_BAD_HANDLE(sub)	((DAT_RETURN)(DAT_INVALID_HANDLE | (sub)))

@@ -180,7 +180,7 @@ evd_quiesce(struct dd_evd *evd)
 
 /* A new generation: completions of the EP's WRs so far no longer match.
  * They are converted under their EVD's lock after a check of the
- * generation (dd_dto_event()): once each EVD's lock has been taken, none
+ * generation (ep_dto_event()): once each EVD's lock has been taken, none
  * still reads the work-request records, which the caller may then replace
  * or free. Call with ep->lock held, before the EVDs change. */
 static void
@@ -383,15 +383,14 @@ ep_new(struct dd_ia *ia, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 	dd_ep_set_state(ep, configured(ep) ? DAT_EP_STATE_UNCONNECTED :
 			DAT_EP_STATE_UNCONFIGURED_UNCONNECTED);
 	param_sync(ep);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p: %d requests x %d iov, %d "
-			"receives x %d iov, RDMA reads %d in %d out\n",
-			(void *)ep, ep->param.ep_attr.max_request_dtos,
-			ep->param.ep_attr.max_request_iov,
-			ep->param.ep_attr.max_recv_dtos,
-			ep->param.ep_attr.max_recv_iov,
-			ep->param.ep_attr.max_rdma_read_in,
-			ep->param.ep_attr.max_rdma_read_out);
+	DD_LOG(DEBUG, "ep %p: %d requests x %d iov, %d "
+		"receives x %d iov, RDMA reads %d in %d out",
+		(void *)ep, ep->param.ep_attr.max_request_dtos,
+		ep->param.ep_attr.max_request_iov,
+		ep->param.ep_attr.max_recv_dtos,
+		ep->param.ep_attr.max_recv_iov,
+		ep->param.ep_attr.max_rdma_read_in,
+		ep->param.ep_attr.max_rdma_read_out);
 	*out = ep;
 	return DAT_SUCCESS;
 }
@@ -647,26 +646,6 @@ dd_ep_free(DAT_EP_HANDLE h)
 
 /* ---- posting ---- */
 
-DAT_RETURN
-dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
-	   struct dpdat_sge *sge, DAT_SEG_LENGTH *total)
-{
-	uint64_t sum = 0;
-
-	if (n < 0 || n > max || (n > 0 && iov == NULL))
-		return DD_BAD_PARAM(DAT_INVALID_ARG2);
-	for (DAT_COUNT i = 0; i < n; i++) {
-		sge[i].addr = iov[i].virtual_address;
-		sge[i].length = iov[i].segment_length;
-		sge[i].lkey = iov[i].lmr_context;
-		sum += iov[i].segment_length;
-	}
-	if (sum > DD_MAX_RDMA_SIZE)
-		return DAT_LENGTH_ERROR;
-	*total = (DAT_SEG_LENGTH)sum;
-	return DAT_SUCCESS;
-}
-
 static bool
 suppressed(const struct dd_ep *ep, DAT_COMPLETION_FLAGS f, bool recv)
 {
@@ -699,16 +678,18 @@ wq_add(struct dd_ep *ep, struct dd_wr_queue *q, DAT_DTO_COOKIE cookie,
 	return DD_WR_ID(ep->index, ep->gen, slot);
 }
 
+/* A native post's result. -EBADF would say that the QP the EP holds
+ * under its lock is gone, which does not happen; were it to, the EP is
+ * not ready, as for -EBUSY (a QP not in RTS), and not a bad EP handle. */
 static DAT_RETURN
 post_status(int ret)
 {
-	switch (ret) {
-	case 0: return DAT_SUCCESS;
-	case -ENOMEM: return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
-	case -EINVAL: return DAT_INVALID_PARAMETER;
-	case -EMSGSIZE: return DAT_LENGTH_ERROR;
-	default: return DD_BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY);
-	}
+	static const struct dpdat_dat_sub sub = {
+		.res = DAT_RESOURCE_TEP,
+		.state = DAT_INVALID_STATE_EP_NOTREADY,
+	};
+
+	return dpdat_dat_err(ret == -EBADF ? -EBUSY : ret, &sub);
 }
 
 static DAT_RETURN
@@ -753,20 +734,19 @@ post_request(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		   wq_add(ep, &ep->sq, cookie, total, op, sig) : 0;
 	if (wr.wr_id == 0) {
 		pthread_mutex_unlock(&ep->lock);
-		if (dd_debug)
-			fprintf(stderr, "dpdat DAT: ep %p: send queue full\n",
-				(void *)ep);
+		DD_LOG(DEBUG, "ep %p: send queue full",
+			(void *)ep);
 		return DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_TEP;
 	}
 	ret = post_status(dpdat_post_send(ep->qp, &wr));
 	if (ret == DAT_SUCCESS)
 		ep->sq.tail++;
 	pthread_mutex_unlock(&ep->lock);
-	if (ret != DAT_SUCCESS && dd_debug) {
-		fprintf(stderr, "dpdat DAT: ep %p: post of op %d refused "
-			"(0x%x) with %u posted\n", (void *)ep, op, ret,
-			ep->sq.tail - ep->sq.head);
-		dpdat_qp_dump(ep->qp, stderr);
+	if (ret != DAT_SUCCESS && dd_log_debug()) {
+		DD_LOG(DEBUG, "ep %p: post of op %d refused (0x%x) with %u "
+		       "posted", (void *)ep, op, ret,
+		       ep->sq.tail - ep->sq.head);
+		dpdat_qp_dump(ep->qp, rte_log_get_stream());
 	}
 	return ret;
 }
@@ -867,24 +847,10 @@ dd_ep_post_recv(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 
 /* ---- completions ---- */
 
-DAT_DTO_COMPLETION_STATUS
-dd_dto_status(enum dpdat_wc_status s)
-{
-	switch (s) {
-	case DPDAT_WC_SUCCESS: return DAT_DTO_SUCCESS;
-	case DPDAT_WC_LOC_LEN_ERR: return DAT_DTO_ERR_LOCAL_LENGTH;
-	case DPDAT_WC_LOC_QP_OP_ERR: return DAT_DTO_ERR_LOCAL_EP;
-	case DPDAT_WC_LOC_PROT_ERR: return DAT_DTO_ERR_LOCAL_PROTECTION;
-	case DPDAT_WC_WR_FLUSH_ERR: return DAT_DTO_ERR_FLUSHED;
-	case DPDAT_WC_REM_ACCESS_ERR: return DAT_DTO_ERR_REMOTE_ACCESS;
-	case DPDAT_WC_RETRY_EXC_ERR: return DAT_DTO_ERR_TRANSPORT;
-	case DPDAT_WC_RNR_RETRY_EXC_ERR: return DAT_DTO_ERR_RECEIVER_NOT_READY;
-	default: return DAT_DTO_ERR_REMOTE_RESPONDER;
-	}
-}
-
-bool
-dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
+/* The converter of an EP's completions (wr_ids below DD_MAX_EP), which
+ * evd.c calls with the EVD lock held. */
+static bool
+ep_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 {
 	uint64_t index = DD_WR_INDEX(wc->wr_id);
 	uint32_t slot = DD_WR_SLOT(wc->wr_id);
@@ -895,8 +861,9 @@ dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	struct dd_wr *w;
 	uint32_t head;
 
+	(void)evd;
 	if (index >= EP_TABLE_SIZE)
-		return dd_srq_dto_event(evd, wc, ev);
+		return false;	/* not an EP's */
 	ep = __atomic_load_n(&ep_table[index], __ATOMIC_ACQUIRE);
 	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL ||
 	    __atomic_load_n(&ep->gen, __ATOMIC_ACQUIRE) != gen)
@@ -910,11 +877,10 @@ dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	while ((head & (q->size - 1)) != slot && head != q->tail)
 		head++;
 	__atomic_store_n(&q->head, head + 1, __ATOMIC_RELEASE);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p %s completion slot %u (qp %u,"
-			" op %d, %u bytes): %s\n", (void *)ep,
-			recv ? "recv" : "send", slot, wc->qp_num, wc->opcode,
-			wc->byte_len, dpdat_wc_status_str(wc->status));
+	DD_LOG(DEBUG, "ep %p %s completion slot %u (qp %u,"
+		" op %d, %u bytes): %s", (void *)ep,
+		recv ? "recv" : "send", slot, wc->qp_num, wc->opcode,
+		wc->byte_len, dpdat_wc_status_str(wc->status));
 	if (wc->status == DPDAT_WC_SUCCESS && !w->signaled)
 		return false;
 	memset(ev, 0, sizeof(*ev));
@@ -922,10 +888,15 @@ dd_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	ev->event_data.dto_completion_event_data = (DAT_DTO_COMPLETION_EVENT_DATA){
 		.ep_handle = ep,
 		.user_cookie = w->cookie,
-		.status = dd_dto_status(wc->status),
+		.status = dpdat_dat_dto_status(wc->status),
 		.transfered_length = recv || w->op == DAT_DTO_RDMA_READ ?
 				     wc->byte_len : w->length,
 		.operation = w->op,
 	};
 	return true;
+}
+
+RTE_INIT(dd_ep_init)
+{
+	dd_evd_set_dto_conv(DD_DTO_EP, ep_dto_event);
 }

@@ -16,11 +16,13 @@
  * a native queue cannot hold: an EVD created with qlen <= 512 and a CQ can
  * grow to 512, one with a CM queue to 128.
  *
- * Draining converts what the native sources hold into ring events
- * (dd_dto_event(), dd_cm_event()) with the EVD lock held, as far as the
- * ring has room: what does not fit stays in the native queue, nothing is
- * lost. dequeue and wait drain, then take from the ring; an event taken
- * goes to dd_srq_event_taken() once unlocked (SRQ asynchronous events).
+ * Draining converts what the native sources hold into ring events with
+ * the EVD lock held, as far as the ring has room: what does not fit stays
+ * in the native queue, nothing is lost. The converters are registered at
+ * load by the modules that own the objects (dd_evd_set_dto_conv(): ep.c,
+ * srq.c; dd_evd_set_cm_conv(): cm.c), so this file calls none of them.
+ * dequeue and wait drain, then take from the ring; an event taken goes
+ * to the taken hook once unlocked (srq.c: SRQ asynchronous events).
  *
  * Waiting. One waiter owns the EVD (DAT: any other wait or dequeue gets
  * DAT_INVALID_STATE meanwhile). It drains, and when fewer than threshold
@@ -42,7 +44,7 @@
  * on it, and while it is its IA's async EVD (ia_close frees that one).
  *
  * Locks: the EVD lock, then the CNO lock (cno.c). An EVD lock is never
- * taken with the IA lock held (dd_cm_event() allocates CRs, which takes
+ * taken with the IA lock held (cm.c's converter allocates CRs, which takes
  * the IA lock, under the EVD lock). Agents (DAT_OS_WAIT_PROXY_AGENT) are
  * called with no lock held.
  */
@@ -56,16 +58,8 @@
 #include <rte_pause.h>
 
 #include "dd_calls.h"
-
-/* The EVD side of the CNO link, in cno.c (no header: this pair of files
- * is the only user). Called with the EVD lock held. */
-bool dd_cno_link(struct dd_cno *cno, struct dd_evd *evd);
-void dd_cno_unlink(struct dd_cno *cno, struct dd_evd *evd);
-void dd_cno_notify(struct dd_cno *cno, struct dd_evd *evd,
-		   DAT_OS_WAIT_PROXY_AGENT *agent);
-/* For cno.c: drain an EVD that feeds cno, with no lock held. */
-DAT_COUNT dd_evd_cno_poll(struct dd_evd *evd, const struct dd_cno *cno,
-			  bool *native);
+#include "dd_clock.h"
+#include "dd_evd.h"
 
 /* The registry's own answer for a NULL EVD handle: a stale one reads the
  * same. */
@@ -83,11 +77,8 @@ DAT_COUNT dd_evd_cno_poll(struct dd_evd *evd, const struct dd_cno *cno,
 #define EVD_EQ_MIN	256u		/* CM events are 264 bytes */
 #define EVD_MAX		(4 * DD_MAX_EP)	/* ia_query's max_evds */
 #define EVD_BURST	16
-#define NS_PER_US	1000ull
-#define NS_PER_MS	1000000ull
-#define EVD_SLICE_NS	NS_PER_MS	/* longest native sleep */
-#define EVD_SPIN_NS	(20 * NS_PER_US) /* polls a CQ, then sleeps */
-#define NEVER		UINT64_MAX
+#define EVD_SLICE_NS	DD_NS_PER_MS	/* longest native sleep */
+#define EVD_SPIN_NS	(20 * DD_NS_PER_US) /* polls a CQ, then sleeps */
 
 struct evd {
 	struct dd_evd pub;		/* must stay first */
@@ -99,32 +90,12 @@ struct evd {
 
 static uint64_t evd_serial;
 
+/* The converters and the taken hook, set once at load (dd.h). */
+static dd_dto_conv_t *dto_conv[DD_DTO_OWNERS];
+static dd_cm_conv_t *cm_conv;
+static dd_taken_t *taken_hook;
+
 /* ---- helpers ---- */
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Sleep on cond until signalled or the monotonic time until (NEVER: no
- * limit). */
-static void
-cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t until)
-{
-	struct timespec ts;
-
-	if (until == NEVER) {
-		pthread_cond_wait(cond, lock);
-		return;
-	}
-	ts.tv_sec = (time_t)(until / 1000000000ull);
-	ts.tv_nsec = (long)(until % 1000000000ull);
-	pthread_cond_timedwait(cond, lock, &ts);
-}
 
 static bool
 live(const struct evd *e)
@@ -175,6 +146,28 @@ ring_room(const struct dd_evd *evd)
 	       (uint32_t)evd->qlen - evd->count : 0;
 }
 
+/* A native completion as a DAT event, by the owner of its wr_id. */
+static bool
+dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
+{
+	dd_dto_conv_t *conv = dto_conv[DD_WR_OWNER(wc->wr_id)];
+
+	return conv != NULL && conv(evd, wc, ev);
+}
+
+static bool
+cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm, DAT_EVENT *ev)
+{
+	return cm_conv != NULL && cm_conv(evd, cm, ev);
+}
+
+static void
+event_taken(const DAT_EVENT *ev)
+{
+	if (taken_hook != NULL)
+		taken_hook(ev);
+}
+
 /* Move what the native sources hold into the ring while it has room.
  * EVD lock held. Returns the events added. */
 static uint32_t
@@ -192,7 +185,7 @@ drain(struct evd *e)
 		/* no more than the ring takes: each wc makes one event */
 		n = dpdat_cq_poll(evd->cq, wc, (int)want);
 		for (i = 0; i < n; i++)
-			if (dd_dto_event(evd, &wc[i], &ev)) {
+			if (dto_event(evd, &wc[i], &ev)) {
 				ring_put(evd, &ev);
 				added++;
 			}
@@ -201,7 +194,7 @@ drain(struct evd *e)
 	}
 	while (evd->eq != NULL && ring_room(evd) > 0 &&
 	       dpdat_cm_eq_poll(evd->eq, &cm) == 1)
-		if (dd_cm_event(evd, &cm, &ev)) {
+		if (cm_event(evd, &cm, &ev)) {
 			ring_put(evd, &ev);
 			added++;
 		}
@@ -290,11 +283,9 @@ cno_of(DAT_CNO_HANDLE h, const struct dd_ia *ia)
 static DAT_RETURN
 native_err(void)
 {
-	DAT_RETURN ret = dpdat_dat_err(-rte_errno, NULL);
+	static const struct dpdat_dat_sub sub = { .res = DAT_RESOURCE_TEVD };
 
-	if (DAT_GET_TYPE(ret) == DAT_INSUFFICIENT_RESOURCES)
-		ret |= DAT_RESOURCE_TEVD;
-	return ret;
+	return dpdat_dat_err(-rte_errno, &sub);
 }
 
 /* ---- the internal contract (dd.h) ---- */
@@ -305,6 +296,24 @@ dd_evd_push(struct dd_evd *evd, const DAT_EVENT *ev)
 	if (ev == NULL)
 		return DD_BAD_PARAM(DAT_INVALID_ARG2);
 	return put(evd, ev, true);
+}
+
+void
+dd_evd_set_dto_conv(enum dd_dto_owner owner, dd_dto_conv_t *conv)
+{
+	dto_conv[owner] = conv;
+}
+
+void
+dd_evd_set_cm_conv(dd_cm_conv_t *conv)
+{
+	cm_conv = conv;
+}
+
+void
+dd_evd_set_taken(dd_taken_t *taken)
+{
+	taken_hook = taken;
 }
 
 struct dd_evd *
@@ -548,9 +557,9 @@ sleep_some(struct evd *e, uint64_t now, uint64_t deadline, uint64_t spin_end)
 		pthread_mutex_lock(&evd->lock);
 		return;
 	}
-	if (cq != NULL && deadline - now >= NS_PER_MS) {
+	if (cq != NULL && deadline - now >= DD_NS_PER_MS) {
 		pthread_mutex_unlock(&evd->lock);
-		r = dpdat_cq_wait(cq, (int)(EVD_SLICE_NS / NS_PER_MS));
+		r = dpdat_cq_wait(cq, (int)(EVD_SLICE_NS / DD_NS_PER_MS));
 		pthread_mutex_lock(&evd->lock);
 		if (r >= 0)
 			return;
@@ -558,7 +567,7 @@ sleep_some(struct evd *e, uint64_t now, uint64_t deadline, uint64_t spin_end)
 	/* CM events are only seen by polling: sleep a slice at most */
 	if ((cq != NULL || evd->eq != NULL) && deadline - now > EVD_SLICE_NS)
 		until = now + EVD_SLICE_NS;
-	cond_wait_until(&e->cond, &evd->lock, until);
+	dd_cond_wait_until(&e->cond, &evd->lock, until);
 }
 
 /* The waiter's loop (EVD lock held, this thread the waiter). */
@@ -567,9 +576,9 @@ wait_loop(struct evd *e, DAT_TIMEOUT timeout, uint32_t threshold,
 	  DAT_EVENT *event, DAT_COUNT *nmore)
 {
 	struct dd_evd *evd = &e->pub;
-	uint64_t serial = e->serial, now = now_ns();
-	uint64_t deadline = timeout == DAT_TIMEOUT_INFINITE ? NEVER :
-			    now + (uint64_t)timeout * NS_PER_US;
+	uint64_t serial = e->serial, now = dd_now_ns();
+	uint64_t deadline = timeout == DAT_TIMEOUT_INFINITE ? DD_NEVER :
+			    now + (uint64_t)timeout * DD_NS_PER_US;
 	uint64_t spin_end = now + EVD_SPIN_NS;
 
 	for (;;) {
@@ -581,7 +590,7 @@ wait_loop(struct evd *e, DAT_TIMEOUT timeout, uint32_t threshold,
 		}
 		if (!evd->waitable)
 			return DD_BAD_STATE(DAT_INVALID_STATE_EVD_UNWAITABLE);
-		now = now_ns();
+		now = dd_now_ns();
 		if (now >= deadline) {
 			*nmore = (DAT_COUNT)evd->count;
 			return DAT_TIMEOUT_EXPIRED;
@@ -627,7 +636,7 @@ dd_evd_wait(DAT_EVD_HANDLE h, DAT_TIMEOUT timeout, DAT_COUNT threshold,
 	}
 	pthread_mutex_unlock(&e->pub.lock);
 	if (ret == DAT_SUCCESS)
-		dd_srq_event_taken(event);
+		event_taken(event);
 	return ret;
 }
 
@@ -718,17 +727,18 @@ dd_evd_dequeue(DAT_EVD_HANDLE h, DAT_EVENT *ev)
 	pthread_mutex_unlock(&e->pub.lock);
 	call_agent(&agent, &e->pub);
 	if (ret == DAT_SUCCESS)
-		dd_srq_event_taken(ev);
+		event_taken(ev);
 	return ret;
 }
 
 /* Connection requests lost with a freed EVD are rejected, not left for
- * the peer to time out. */
+ * the peer to time out (through the provider's table, as the consumer
+ * would). */
 static void
-reject_crs(DAT_CR_HANDLE *crs, uint32_t n)
+reject_crs(const DAT_PROVIDER *prov, DAT_CR_HANDLE *crs, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++)
-		dd_cr_reject(crs[i], 0, NULL);
+		prov->cr_reject_func(crs[i], 0, NULL);
 	free(crs);
 }
 
@@ -744,7 +754,7 @@ discard_eq(struct evd *e, DAT_CR_HANDLE **crs, uint32_t *n, uint32_t *cap)
 	DAT_EVENT ev;
 
 	while (dpdat_cm_eq_poll(e->pub.eq, &cm) == 1) {
-		if (!dd_cm_event(&e->pub, &cm, &ev) ||
+		if (!cm_event(&e->pub, &cm, &ev) ||
 		    ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
 			continue;
 		if (*n == *cap) {
@@ -830,7 +840,7 @@ dd_evd_free(DAT_EVD_HANDLE h)
 	ret = native_free(e, &crs, &n, &cap);
 	if (ret != DAT_SUCCESS) {
 		pthread_mutex_unlock(&evd->lock);
-		reject_crs(crs, n);
+		reject_crs(evd->h.provider, crs, n);
 		return ret;
 	}
 	ring_crs(evd, &crs, &n, &cap);
@@ -842,7 +852,7 @@ dd_evd_free(DAT_EVD_HANDLE h)
 	evd->qlen = 0;		/* a late pusher finds it full */
 	e->dead = true;
 	pthread_mutex_unlock(&evd->lock);
-	reject_crs(crs, n);
+	reject_crs(evd->h.provider, crs, n);
 	dd_obj_free(e);
 	return DAT_SUCCESS;
 }

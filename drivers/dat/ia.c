@@ -42,7 +42,8 @@ struct dd_devref {
 	unsigned int refs;
 };
 
-int dd_debug;
+/* DPDAT_DAT_DEBUG: set by ia_open, raises dpdat.dat to DEBUG */
+static int dd_debug;
 
 static struct dd_devref devs[16];
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -137,21 +138,18 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 		ec.extra_args = eal_args;
 		ec.n_extra_args = eal_words(eal, eal_args, RTE_DIM(eal_args));
 		if (ec.n_extra_args > RTE_DIM(eal_args)) {
-			fprintf(stderr, "dpdat DAT: %s: eal= has more than %u "
-				"arguments\n", name,
-				(unsigned int)RTE_DIM(eal_args));
+			DD_LOG(ERR, "%s: eal= has more than %u arguments",
+			       name, (unsigned int)RTE_DIM(eal_args));
 			goto out;
 		}
 		if (dpdat_eal_init(&ec) < 0) {
-			fprintf(stderr, "dpdat DAT: EAL: %s\n",
-				rte_strerror(rte_errno));
+			DD_LOG(ERR, "EAL: %s", rte_strerror(rte_errno));
 			goto out;
 		}
 		eal_up = true;
 	} else if (conf->eal[0] != '\0') {
-		fprintf(stderr, "dpdat DAT: %s: eal= ignored: the EAL is up "
-			"already (the process's first IA brought it up)\n",
-			name);
+		DD_LOG(WARNING, "%s: eal= ignored: the EAL is up already "
+		       "(the process's first IA brought it up)", name);
 	}
 	dc.port.device = conf->device;
 	dc.port.ipv4 = conf->ipv4;
@@ -161,8 +159,8 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 	dc.port.link_wait_s = 0;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL) {
-		fprintf(stderr, "dpdat DAT: %s: device %s: %s\n", name,
-			conf->device, rte_strerror(rte_errno));
+		DD_LOG(ERR, "%s: device %s: %s", name, conf->device,
+		       rte_strerror(rte_errno));
 		goto out;
 	}
 	snprintf(r->name, sizeof(r->name), "%s", name);
@@ -236,10 +234,10 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	if (prov == NULL)
 		return DAT_PROVIDER_NOT_FOUND;
 	if (parse_params(env != NULL ? env : params, &conf) != 0) {
-		fprintf(stderr, "dpdat DAT: %s: bad ia_params \"%s\" (want "
-			"device=<devargs> [ipv4=<address>|auto] [mtu=<n>] "
-			"[cpu=<n>] [eal=<arg>;<arg>...])\n", name,
-			env != NULL ? env : params);
+		DD_LOG(ERR, "%s: bad ia_params \"%s\" (want "
+		       "device=<devargs> [ipv4=<address>|auto] [mtu=<n>] "
+		       "[cpu=<n>] [eal=<arg>;<arg>...])", name,
+		       env != NULL ? env : params);
 		return DD_BAD_PARAM(DAT_INVALID_ARG1);
 	}
 	ia = dd_obj_new(NULL, DD_IA, sizeof(*ia));
@@ -263,6 +261,10 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 		ret = DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_DEVICE;
 		goto err_obj;
 	}
+	/* once the EAL is up, whose log options (DPDAT_LOG, --log-level)
+	 * have been applied by then: DPDAT_DAT_DEBUG wins over them */
+	if (dd_debug)
+		rte_log_set_level(dd_logtype, RTE_LOG_DEBUG);
 	/* the port's address: the interface's own with ipv4=auto */
 	dpdat_port_query(dpdat_dev_port(ia->dev), &pi);
 	sin->sin_addr.s_addr = pi.ipv4;
@@ -294,21 +296,24 @@ err_obj:
 	return ret;
 }
 
+/* Free one object through the provider's table, as the consumer would. */
 static DAT_RETURN
 free_one(struct dd_obj *o)
 {
+	const DAT_PROVIDER *p = o->provider;
+
 	switch (o->type) {
-	case DD_EP: return dd_ep_free(o);
-	case DD_CR: return dd_cr_reject(o, 0, NULL);
-	case DD_PSP: return dd_psp_free(o);
-	case DD_RSP: return dd_rsp_free(o);
-	case DD_CSP: return dd_csp_free(o);
-	case DD_RMR: return dd_rmr_free(o);
-	case DD_LMR: return dd_lmr_free(o);
-	case DD_SRQ: return dd_srq_free(o);
-	case DD_EVD: return dd_evd_free(o);
-	case DD_CNO: return dd_cno_free(o);
-	case DD_PZ: return dd_pz_free(o);
+	case DD_EP: return p->ep_free_func(o);
+	case DD_CR: return p->cr_reject_func(o, 0, NULL);
+	case DD_PSP: return p->psp_free_func(o);
+	case DD_RSP: return p->rsp_free_func(o);
+	case DD_CSP: return p->csp_free_func(o);
+	case DD_RMR: return p->rmr_free_func(o);
+	case DD_LMR: return p->lmr_free_func(o);
+	case DD_SRQ: return p->srq_free_func(o);
+	case DD_EVD: return p->evd_free_func(o);
+	case DD_CNO: return p->cno_free_func(o);
+	case DD_PZ: return p->pz_free_func(o);
 	default: return DAT_INTERNAL_ERROR;
 	}
 }
@@ -473,24 +478,6 @@ dd_ia_query(DAT_IA_HANDLE h, DAT_EVD_HANDLE *async_evd,
 	if (prov_mask != 0)
 		fill_provider_attr(ia, prov_attr);
 	return DAT_SUCCESS;
-}
-
-/* libdat2 exports it undeclared. Given a provider's IA handle it answers
- * the registry's handle for it (the small integer the consumer holds),
- * after a search of its table. */
-extern DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE, DAT_IA_HANDLE *);
-
-/* Queries answer the handle the consumer holds, which the registry
- * accepts back: ours would crash the registry's dat_ia_query(). The
- * provider's own while the registry has not seen the IA (ia_open). */
-DAT_IA_HANDLE
-dd_consumer_ia(struct dd_ia *ia)
-{
-	DAT_IA_HANDLE h;
-
-	if (dats_get_ia_handle((DAT_IA_HANDLE)ia, &h) != DAT_SUCCESS)
-		return (DAT_IA_HANDLE)ia;
-	return h;
 }
 
 DAT_RETURN DAT_API

@@ -29,7 +29,7 @@
  * still in flight complete later, so their events come after the bind's,
  * not before as on a transport that queues the bind behind them. Ordering
  * it would mean queueing the bind in the EP's send queue (dd_wr.rmr) and
- * converting it in dd_dto_event(); the engine has no no-op work request to
+ * converting it in ep.c's converter; the engine has no no-op work request to
  * carry it, so it is not done.
  */
 
@@ -155,6 +155,9 @@ dd_pz_query(DAT_PZ_HANDLE h, DAT_PZ_PARAM_MASK mask, DAT_PZ_PARAM *p)
 DAT_RETURN DAT_API
 dd_pz_free(DAT_PZ_HANDLE h)
 {
+	static const struct dpdat_dat_sub sub = {
+		.state = DAT_INVALID_STATE_PZ_IN_USE,
+	};
 	struct dd_pz *pz;
 	DAT_RETURN ret = DAT_SUCCESS;
 	int err;
@@ -172,8 +175,7 @@ dd_pz_free(DAT_PZ_HANDLE h)
 	/* -EBUSY: a QP of an EP still in creation holds it */
 	err = dpdat_pz_free(pz->pz);
 	if (err != 0) {
-		ret = err != -EBUSY ? native_err(err, NULL) :
-		      DD_BAD_STATE(DAT_INVALID_STATE_PZ_IN_USE);
+		ret = native_err(err, &sub);
 		goto out;
 	}
 	pz->pz = NULL;
@@ -289,10 +291,9 @@ lmr_new(struct dd_ia *ia, DAT_MEM_TYPE type, DAT_REGION_DESCRIPTION rd,
 		.registered_size = info.registered_size,
 		.registered_address = info.registered_address,
 	};
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: lmr %p: context 0x%08x, %#lx+%lu\n",
-			(void *)l, info.lmr_context,
-			(unsigned long)info.address, (unsigned long)info.length);
+	DD_LOG(DEBUG, "lmr %p: context 0x%08x, %#lx+%lu",
+		(void *)l, info.lmr_context,
+		(unsigned long)info.address, (unsigned long)info.length);
 	return l;
 }
 
@@ -363,6 +364,9 @@ dd_lmr_query(DAT_LMR_HANDLE h, DAT_LMR_PARAM_MASK mask, DAT_LMR_PARAM *p)
 DAT_RETURN DAT_API
 dd_lmr_free(DAT_LMR_HANDLE h)
 {
+	static const struct dpdat_dat_sub sub = {
+		.state = DAT_INVALID_STATE_LMR_IN_USE,
+	};
 	struct dd_lmr *l;
 	DAT_RETURN ret = DAT_SUCCESS;
 	int err;
@@ -374,13 +378,11 @@ dd_lmr_free(DAT_LMR_HANDLE h)
 		goto out;
 	}
 	/* returns once no access checked through the context is running */
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: lmr %p: free context 0x%08x\n",
-			(void *)l, l->param.lmr_context);
+	DD_LOG(DEBUG, "lmr %p: free context 0x%08x",
+		(void *)l, l->param.lmr_context);
 	err = dpdat_lmr_free(l->lmr);
 	if (err != 0) {
-		ret = err != -EBUSY ? native_err(err, NULL) :
-		      DD_BAD_STATE(DAT_INVALID_STATE_LMR_IN_USE);
+		ret = native_err(err, &sub);
 		goto out;
 	}
 	l->lmr = NULL;

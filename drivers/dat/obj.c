@@ -6,13 +6,17 @@
  * Handles: allocation, validation and retirement. Retired objects keep
  * their provider word and a dead magic and wait on a free list of their
  * type for the next object of the same type, so that a stale handle is
- * always readable memory that says "invalid".
+ * always readable memory that says "invalid". And two helpers every
+ * object module shares: the IA handle the consumer holds for ours, which
+ * queries report, and a DAT iov as a native scatter list.
  */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "dd.h"
+
+RTE_LOG_REGISTER(dd_logtype, dpdat.dat, NOTICE);
 
 struct retired {
 	struct dd_obj_list list;
@@ -102,4 +106,44 @@ dd_obj_any(DAT_HANDLE h)
 	if ((m ^ DD_MAGIC_LIVE) == 0 || (m ^ DD_MAGIC_LIVE) >= DD_TYPE_COUNT)
 		return NULL;
 	return o;
+}
+
+/* libdat2 exports it undeclared. Given a provider's IA handle it answers
+ * the registry's handle for it (the small integer the consumer holds),
+ * after a search of its table. */
+extern DAT_RETURN dats_get_ia_handle(DAT_IA_HANDLE, DAT_IA_HANDLE *);
+
+/* Queries answer the handle the consumer holds, which the registry
+ * accepts back: ours would crash the registry's dat_ia_query(). The
+ * provider's own while the registry has not seen the IA (ia_open). */
+DAT_IA_HANDLE
+dd_consumer_ia(struct dd_ia *ia)
+{
+	DAT_IA_HANDLE h;
+
+	if (dats_get_ia_handle((DAT_IA_HANDLE)ia, &h) != DAT_SUCCESS)
+		return (DAT_IA_HANDLE)ia;
+	return h;
+}
+
+/* ---- a DAT iov as a native scatter list (ep.c, srq.c) ---- */
+
+DAT_RETURN
+dd_to_sges(DAT_COUNT n, const DAT_LMR_TRIPLET *iov, DAT_COUNT max,
+	   struct dpdat_sge *sge, DAT_SEG_LENGTH *total)
+{
+	uint64_t sum = 0;
+
+	if (n < 0 || n > max || (n > 0 && iov == NULL))
+		return DD_BAD_PARAM(DAT_INVALID_ARG2);
+	for (DAT_COUNT i = 0; i < n; i++) {
+		sge[i].addr = iov[i].virtual_address;
+		sge[i].length = iov[i].segment_length;
+		sge[i].lkey = iov[i].lmr_context;
+		sum += iov[i].segment_length;
+	}
+	if (sum > DD_MAX_RDMA_SIZE)
+		return DAT_LENGTH_ERROR;
+	*total = (DAT_SEG_LENGTH)sum;
+	return DAT_SUCCESS;
 }

@@ -136,8 +136,7 @@ dat_provider_init(const DAT_PROVIDER_INFO *info, const char *params)
 		p = calloc(1, sizeof(*p));
 		if (p == NULL) {
 			pthread_mutex_unlock(&provs_lock);
-			fprintf(stderr, "dpdat DAT: no memory for %s\n",
-				info->ia_name);
+			DD_LOG(ERR, "no memory for %s", info->ia_name);
 			return;
 		}
 		snprintf(p->name, sizeof(p->name), "%s", info->ia_name);

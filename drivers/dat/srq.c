@@ -7,7 +7,8 @@
  *
  * Records. A posted receive is recorded (cookie, length) in a slot taken
  * from the SRQ's free list; its wr_id is DD_WR_ID(DD_MAX_EP + table index,
- * generation, slot), which dd_dto_event() tells from an EP's by the index.
+ * generation, slot), which evd.c tells from an EP's by the index
+ * (DD_WR_OWNER()) to call this file's converter.
  * Completions come back in any order (each on the CQ of the EP whose QP
  * took the receive), so each gives its own slot back. The completion's EP
  * is the one whose QP number the native completion carries
@@ -31,13 +32,13 @@
  *     verbs' "last WQE reached" says (dtestsrq waits for this event after
  *     each disconnection).
  * Both are pushed when the consumer takes the event they follow from its
- * EVD (dd_srq_event_taken(): the DTO completion that shows the crossing,
+ * EVD (srq_event_taken(): the DTO completion that shows the crossing,
  * the connection event), with no lock held, so that they come at the pace
  * the consumer reads: a burst of disconnections never overflows a small
  * async EVD.
  *
  * Locks: the SRQ lock is a leaf (taken under EVD locks by
- * dd_srq_dto_event()).
+ * srq_dto_event()).
  */
 
 #include <errno.h>
@@ -89,12 +90,6 @@ static void
 pz_use(struct dd_pz *pz, int d)
 {
 	__atomic_add_fetch(&pz->users, (uint32_t)d, __ATOMIC_RELAXED);
-}
-
-void
-dd_srq_use(struct dd_srq *srq, int d)
-{
-	__atomic_add_fetch(&srq->users, (uint32_t)d, __ATOMIC_RELAXED);
 }
 
 static void
@@ -155,9 +150,8 @@ lw_report(struct dd_srq *srq)
 	ev.event_data.asynch_error_event_data.dat_handle = (DAT_HANDLE)srq;
 	ev.event_data.asynch_error_event_data.reason =
 		DAT_SRQ_LOW_WATERMARK_EVENT;
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: srq %p: below the low watermark %d\n",
-			(void *)srq, srq->param.low_watermark);
+	DD_LOG(DEBUG, "srq %p: below the low watermark %d",
+		(void *)srq, srq->param.low_watermark);
 	dd_evd_push(async, &ev);
 }
 
@@ -223,10 +217,9 @@ dd_srq_create(DAT_IA_HANDLE iah, DAT_PZ_HANDLE pzh, DAT_SRQ_ATTR *attr,
 	 * be crossed at once; dat_srq_set_lw() arms it */
 	srq->param.low_watermark = attr->low_watermark;
 	pz_use(pz, 1);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: srq %p: %d receives x %d iov, "
-			"native %u\n", (void *)srq, attr->max_recv_dtos,
-			attr->max_recv_iov, srq->size);
+	DD_LOG(DEBUG, "srq %p: %d receives x %d iov, "
+		"native %u", (void *)srq, attr->max_recv_dtos,
+		attr->max_recv_iov, srq->size);
 	*out = srq;
 	return DAT_SUCCESS;
 
@@ -264,6 +257,12 @@ DAT_RETURN DAT_API
 dd_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		 DAT_DTO_COOKIE cookie)
 {
+	/* -EBADF: the native SRQ was freed under us, as when srq->wr is
+	 * found NULL */
+	static const struct dpdat_dat_sub post_sub = {
+		.handle = DAT_INVALID_HANDLE_SRQ,
+		.res = DAT_RESOURCE_SRQ,
+	};
 	struct dd_srq *srq = dd_obj_get(h, DD_SRQ);
 	struct dpdat_sge sge[DD_MAX_IOV];
 	struct dpdat_recv_wr wr = { .sg_list = sge };
@@ -302,9 +301,7 @@ dd_srq_post_recv(DAT_SRQ_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		srq->outstanding++;
 	} else {
 		srq->free_slot[srq->nfree++] = slot;
-		ret = rc == -ENOMEM ?
-		      DAT_INSUFFICIENT_RESOURCES | DAT_RESOURCE_SRQ :
-		      DAT_INVALID_PARAMETER;
+		ret = dpdat_dat_err(rc, &post_sub);
 	}
 	pthread_mutex_unlock(&srq->lock);
 	return ret;
@@ -375,8 +372,10 @@ dd_srq_set_lw(DAT_SRQ_HANDLE h, DAT_COUNT lw)
 
 /* ---- completions and the events that follow ---- */
 
-bool
-dd_srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
+/* The converter of an SRQ's completions (wr_ids from DD_MAX_EP up), which
+ * evd.c calls with the EVD lock held. */
+static bool
+srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 {
 	uint64_t index = DD_WR_INDEX(wc->wr_id) - DD_MAX_EP;
 	uint32_t slot = DD_WR_SLOT(wc->wr_id);
@@ -399,11 +398,10 @@ dd_srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	srq->outstanding--;
 	pthread_mutex_unlock(&srq->lock);
 	ep = dd_ep_of_qpn(evd->h.ia, wc->qp_num);
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: srq %p recv completion slot %u "
-			"(qp %u, ep %p, %u bytes): %s\n", (void *)srq, slot,
-			wc->qp_num, (void *)ep, wc->byte_len,
-			dpdat_wc_status_str(wc->status));
+	DD_LOG(DEBUG, "srq %p recv completion slot %u "
+		"(qp %u, ep %p, %u bytes): %s", (void *)srq, slot,
+		wc->qp_num, (void *)ep, wc->byte_len,
+		dpdat_wc_status_str(wc->status));
 	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL)
 		return false;	/* its EP went away */
 	memset(ev, 0, sizeof(*ev));
@@ -411,7 +409,7 @@ dd_srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	ev->event_data.dto_completion_event_data = (DAT_DTO_COMPLETION_EVENT_DATA){
 		.ep_handle = ep,
 		.user_cookie = w.cookie,
-		.status = dd_dto_status(wc->status),
+		.status = dpdat_dat_dto_status(wc->status),
 		.transfered_length = wc->byte_len,
 		.operation = DAT_DTO_RECEIVE,
 	};
@@ -431,14 +429,14 @@ ep_broken(struct dd_ep *ep)
 	ev.event_number = DAT_ASYNC_ERROR_EP_BROKEN;
 	ev.event_data.asynch_error_event_data.dat_handle = (DAT_HANDLE)ep;
 	ev.event_data.asynch_error_event_data.reason = DAT_EP_TRANSFER_TO_ERROR;
-	if (dd_debug)
-		fprintf(stderr, "dpdat DAT: ep %p: off its SRQ (EP_BROKEN)\n",
-			(void *)ep);
+	DD_LOG(DEBUG, "ep %p: off its SRQ (EP_BROKEN)",
+		(void *)ep);
 	dd_evd_push(async, &ev);
 }
 
-void
-dd_srq_event_taken(const DAT_EVENT *ev)
+/* An event the consumer took from an EVD (evd.c's taken hook). */
+static void
+srq_event_taken(const DAT_EVENT *ev)
 {
 	struct dd_srq *srq;
 	struct dd_ep *ep;
@@ -465,4 +463,10 @@ dd_srq_event_taken(const DAT_EVENT *ev)
 	default:
 		return;
 	}
+}
+
+RTE_INIT(dd_srq_init)
+{
+	dd_evd_set_dto_conv(DD_DTO_SRQ, srq_dto_event);
+	dd_evd_set_taken(srq_event_taken);
 }
