@@ -289,16 +289,11 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 
 	if (d < 0 || d >= RC_RD_WND || rc_rd_test(qp->sr, psn))
 		return;		/* placed already, or too far ahead */
-	/* the head READ first: nearly always the one */
-	idx = qp->sq_head;
+	/* the walk starts at the head READ: nearly always the one */
+	idx = rc_swqe_of_psn(qp, psn);
+	if (idx == qp->sq_started)
+		return;
 	w = swqe(qp, idx);
-	if (idx == qp->sq_started ||
-	    roce_psn_diff(psn, roce_psn_add(w->first_psn, w->npkts)) >= 0) {
-		idx = rc_swqe_of_psn(qp, psn);
-		if (idx == qp->sq_started)
-			return;
-		w = swqe(qp, idx);
-	}
 	if (w->opcode != DPDAT_WR_RDMA_READ)
 		return;
 	/* a response acknowledges every request before its READ */

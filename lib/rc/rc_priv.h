@@ -444,8 +444,12 @@ void rc_req_check(const struct dpdat_qp *qp, const char *where);
 #endif
 
 void rc_requester(struct dpdat_qp *qp, uint64_t now);
-/* The absolute SQ index of the started WR holding psn, or sq_started. */
-uint32_t rc_swqe_of_psn(struct dpdat_qp *qp, uint32_t psn);
+/* The absolute SQ index of the started WR holding psn, or sq_started:
+ * the only search for it. _from: the walk starts at SQ index from (callers
+ * looking up rising PSNs keep their place). */
+uint32_t rc_swqe_of_psn(const struct dpdat_qp *qp, uint32_t psn);
+uint32_t rc_swqe_of_psn_from(const struct dpdat_qp *qp, uint32_t from,
+			     uint32_t psn);
 /* Send the packet of psn again, alone (for a READ: its request from the
  * first response not yet placed); 0, or -1 when not now. */
 int rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now);

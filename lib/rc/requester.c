@@ -223,19 +223,29 @@ psn_advance(struct dpdat_qp *qp, uint32_t n)
 		qp->max_sent = qp->psn;
 }
 
+/* The one search for the WR holding a PSN. Started WRs hold consecutive
+ * PSNs (rc_req_check), so the walk stops at the first WR ending after psn:
+ * it holds psn, or nothing does. */
 uint32_t
-rc_swqe_of_psn(struct dpdat_qp *qp, uint32_t psn)
+rc_swqe_of_psn_from(const struct dpdat_qp *qp, uint32_t from, uint32_t psn)
 {
-	struct rc_swqe *w;
+	const struct rc_swqe *w;
 	uint32_t i;
 
-	for (i = qp->sq_head; i != qp->sq_started; i++) {
-		w = swqe(qp, i);
-		if (roce_psn_diff(psn, w->first_psn) >= 0 &&
-		    roce_psn_diff(psn, w->first_psn) < (int32_t)w->npkts)
-			break;
+	for (i = from; i != qp->sq_started; i++) {
+		w = &qp->sq[i & (qp->sq_size - 1)];
+		if (roce_psn_diff(psn, roce_psn_add(w->first_psn,
+						     w->npkts)) < 0)
+			return roce_psn_diff(psn, w->first_psn) >= 0 ? i :
+			       qp->sq_started;
 	}
 	return i;
+}
+
+uint32_t
+rc_swqe_of_psn(const struct dpdat_qp *qp, uint32_t psn)
+{
+	return rc_swqe_of_psn_from(qp, qp->sq_head, psn);
 }
 
 int
@@ -445,12 +455,12 @@ probe(struct dpdat_qp *qp, uint64_t now)
 	qp->read_gap = false;	/* a READ may ask for its gap again */
 	if (qp->sr != NULL) {
 		const uint32_t last = roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
+		const uint32_t li = rc_swqe_of_psn(qp, last);
 
 		qp->rexmit_tsc = now;
 		rc_resend(qp, psn, true, now);
-		if (psn != last && rc_swqe_of_psn(qp, last) != qp->sq_started &&
-		    qp->sq[rc_swqe_of_psn(qp, last) & (qp->sq_size - 1)].opcode !=
-		    DPDAT_WR_RDMA_READ)
+		if (psn != last && li != qp->sq_started &&
+		    swqe(qp, li)->opcode != DPDAT_WR_RDMA_READ)
 			rc_resend(qp, last, true, now);
 		return;
 	}
@@ -608,6 +618,10 @@ rc_req_check(const struct dpdat_qp *qp, const char *where)
 	}
 	REQ_ASSERT(reads == qp->reads_out);
 	if (qp->sq_head != qp->sq_started) {
+		/* una is never before the oldest WR (rc_swqe_of_psn() of a
+		 * PSN from una on starts its walk there) */
+		w = &qp->sq[qp->sq_head & (qp->sq_size - 1)];
+		REQ_ASSERT(PSN_LE(w->first_psn, qp->una));
 		w = &qp->sq[(qp->sq_started - 1) & (qp->sq_size - 1)];
 		REQ_ASSERT(roce_psn_add(w->first_psn, w->npkts) ==
 			   qp->frontier);
