@@ -458,7 +458,13 @@ int rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now);
 int rc_read_again(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		  uint64_t now);
 void rc_requester_timer(struct dpdat_qp *qp, uint64_t now);
-void rc_go_back(struct dpdat_qp *qp, uint32_t psn);
+/* Going back (all of it in requester.c): on a sequence NAK, an RNR NAK,
+ * a READ response missing (go-back-N); rc_catch_up(): the sender, rewound,
+ * moves on past what came back since. */
+void rc_go_back_nak(struct dpdat_qp *qp, uint32_t psn, uint64_t now);
+void rc_go_back_rnr(struct dpdat_qp *qp, uint32_t psn, uint64_t now);
+void rc_go_back_read(struct dpdat_qp *qp, uint32_t expect, uint64_t now);
+void rc_catch_up(struct dpdat_qp *qp);
 struct rte_mbuf *rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn,
 			      bool ackreq, unsigned int payload);
 int rc_pkt_send(struct dpdat_qp *qp, struct rte_mbuf *m);

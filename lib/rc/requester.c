@@ -97,6 +97,8 @@ msg_opcode(const struct rc_swqe *w, uint32_t k, uint32_t npkts)
 		       (imm ? ROCE_OP_SEND_LAST_IMM : ROCE_OP_SEND_LAST);
 }
 
+static void go_back(struct dpdat_qp *qp, uint32_t psn);
+
 /* A local failure: the WR completes in error and the QP breaks. */
 static void
 local_error(struct dpdat_qp *qp, struct rc_swqe *w,
@@ -393,7 +395,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			RC_LOG(ERR, "qp %u: psn %u outside WR %u (%u+%u)",
 			       qp->qpn, qp->psn, qp->sq_send, w->first_psn,
 			       w->npkts);
-			rc_go_back(qp, qp->una);
+			go_back(qp, qp->una);
 			break;
 		}
 		if (w->opcode == DPDAT_WR_RDMA_READ) {
@@ -413,8 +415,23 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 	}
 }
 
-void
-rc_go_back(struct dpdat_qp *qp, uint32_t psn)
+/*
+ * Going back: every way the sender returns to a PSN sent before is here,
+ * and all of them go through go_back(), which moves psn and sq_send
+ * together (never below una):
+ *   rc_go_back_nak()   a sequence NAK (go-back-N; under selective repeat
+ *                      one without a SACK): once a round trip
+ *   rc_go_back_rnr()   an RNR NAK: from the PSN refused, after our delay
+ *   rc_go_back_read()  go-back-N: a READ response missing, the READ asked
+ *                      again from it, then again if the answer is late
+ *   probe()            the tail probe (go-back-N: the last packet again)
+ *   rc_requester_timer() the retransmit timeout: back to una
+ *   rc_catch_up()      the other way: answers came for what the sender was
+ *                      about to send again; it moves on to una
+ * The completer only reports what came back; it never moves the sender.
+ */
+static void
+go_back(struct dpdat_qp *qp, uint32_t psn)
 {
 	uint32_t i;
 
@@ -432,6 +449,59 @@ rc_go_back(struct dpdat_qp *qp, uint32_t psn)
 	qp->sq_send = i;
 	qp->psn = psn;
 	qp->since_ackreq = 0;
+}
+
+void
+rc_go_back_nak(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
+{
+	/* the responder repeats its NAK while packets after the gap arrive:
+	 * act once a round trip */
+	if (psn == qp->gb_psn && now - qp->gb_tsc < rc_rtt_pto(&qp->rtt)) {
+		qp->st.naks_ignored++;
+		return;
+	}
+	qp->gb_psn = psn;
+	qp->gb_tsc = now;
+	qp->rexmit_tsc = now;
+	go_back(qp, psn);
+}
+
+void
+rc_go_back_rnr(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
+{
+	/* the peer's timer code is advisory: wait our fixed delay */
+	qp->rnr_until = now + qp->dev->tsc_hz * RC_RNR_DELAY_US / 1000000;
+	/* the peer answers: its RNR budget, not the retry one */
+	qp->progress_tsc = now;
+	go_back(qp, psn);
+}
+
+void
+rc_go_back_read(struct dpdat_qp *qp, uint32_t expect, uint64_t now)
+{
+	/* once, and again if the answer is late (it waits behind the
+	 * responses on their way, which keep coming out of sequence
+	 * meanwhile) */
+	if (qp->read_gap && now - qp->read_gap_tsc < qp->ask_rtt.rto)
+		return;
+	qp->read_gap_again = qp->read_gap;
+	if (qp->read_gap)	/* late again: wait longer */
+		rc_rtt_backoff(&qp->ask_rtt);
+	qp->read_gap = true;
+	qp->read_gap_tsc = now;
+	qp->st.out_of_seq++;
+	go_back(qp, expect);
+}
+
+void
+rc_catch_up(struct dpdat_qp *qp)
+{
+	/* a go-back rewound the sender below una (or into a WR that has
+	 * completed since): move it past what came back, never reusing a
+	 * PSN */
+	if (roce_psn_diff(qp->una, qp->psn) > 0 ||
+	    (int32_t)(qp->sq_send - qp->sq_head) < 0)
+		go_back(qp, qp->una);
 }
 
 /* The tail probe: one packet again, asking for an answer.
@@ -465,7 +535,7 @@ probe(struct dpdat_qp *qp, uint64_t now)
 		return;
 	}
 	qp->force_ackreq = true;
-	rc_go_back(qp, psn);
+	go_back(qp, psn);
 }
 
 /*
@@ -530,7 +600,7 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
 	       qp->sq_tail);
 	qp->force_ackreq = true;
-	rc_go_back(qp, qp->una);
+	go_back(qp, qp->una);
 }
 
 enum rc_req_state
