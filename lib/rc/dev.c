@@ -262,6 +262,7 @@ rc_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 		break;
 	default:
 		rc_responder(qp, m, bth, off + sizeof(*bth), paylen);
+		rc_resp_check(qp, "a request");
 		break;
 	}
 drop:
@@ -305,6 +306,7 @@ rc_engine_iter(struct dpdat_dev *dev)
 				rc_requester_timer(qp, now);
 			rc_requester(qp, now);
 			rc_req_check(qp, "sending");
+			rc_resp_check(qp, "sending");
 		}
 	}
 	cm_progress(dev, now);
