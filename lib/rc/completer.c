@@ -157,8 +157,7 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 		qp->rnr_left = qp->rnr_retry;
 	}
 	/* a go-back rewound below what the peer now has: skip ahead */
-	if (roce_psn_diff(qp->una, qp->psn) > 0)
-		rc_go_back(qp, qp->una);
+	rc_catch_up(qp);
 }
 
 /* Complete what was acknowledged but waited for its zero-copy buffers. */
@@ -204,12 +203,7 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, const uint8_t *sack,
 			remote_error(qp, psn, DPDAT_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
-		/* the peer's timer code is advisory: wait our fixed delay */
-		qp->rnr_until = now + qp->dev->tsc_hz * RC_RNR_DELAY_US /
-				      1000000;
-		/* the peer answers: its RNR budget, not the retry one */
-		qp->progress_tsc = now;
-		rc_go_back(qp, psn);
+		rc_go_back_rnr(qp, psn, now);
 		break;
 	default:	/* NAKs */
 		qp->st.naks_rcvd++;
@@ -219,17 +213,7 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, const uint8_t *sack,
 			if (sack != NULL && qp->state == DPDAT_QPS_RTS &&
 			    rc_sr_on_sack(qp, psn, sack, now))
 				break;
-			/* the responder repeats its NAK while packets after
-			 * the gap arrive: act once a round trip */
-			if (psn == qp->gb_psn &&
-			    now - qp->gb_tsc < rc_rtt_pto(&qp->rtt)) {
-				qp->st.naks_ignored++;
-				break;
-			}
-			qp->gb_psn = psn;
-			qp->gb_tsc = now;
-			qp->rexmit_tsc = now;
-			rc_go_back(qp, psn);
+			rc_go_back_nak(qp, psn, now);
 			break;
 		case ROCE_AETH_NAK_INV_REQ:
 			remote_error(qp, psn, DPDAT_WC_REM_INV_REQ_ERR);
@@ -289,16 +273,11 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 
 	if (d < 0 || d >= RC_RD_WND || rc_rd_test(qp->sr, psn))
 		return;		/* placed already, or too far ahead */
-	/* the head READ first: nearly always the one */
-	idx = qp->sq_head;
+	/* the walk starts at the head READ: nearly always the one */
+	idx = rc_swqe_of_psn(qp, psn);
+	if (idx == qp->sq_started)
+		return;
 	w = swqe(qp, idx);
-	if (idx == qp->sq_started ||
-	    roce_psn_diff(psn, roce_psn_add(w->first_psn, w->npkts)) >= 0) {
-		idx = rc_swqe_of_psn(qp, psn);
-		if (idx == qp->sq_started)
-			return;
-		w = swqe(qp, idx);
-	}
 	if (w->opcode != DPDAT_WR_RDMA_READ)
 		return;
 	/* a response acknowledges every request before its READ */
@@ -334,9 +313,7 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		read_hole(qp, psn, now);
 	if (read_walk(qp, now))
 		ack_upto(qp, qp->acked, now);
-	if (roce_psn_diff(qp->una, qp->psn) > 0 ||
-	    (int32_t)(qp->sq_send - qp->sq_head) < 0)
-		rc_go_back(qp, qp->una);
+	rc_catch_up(qp);
 }
 
 /* A READ response: placed only when it is the next one expected. */
@@ -368,19 +345,9 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	}
 	expect = roce_psn_add(w->first_psn, w->done_pkts);
 	if (psn != expect) {
-		/* a response went missing: ask again from the gap, and again
-		 * if the answer is late (it waits behind the responses on
-		 * their way, which keep coming out of sequence meanwhile) */
-		if (roce_psn_diff(psn, expect) > 0 && (!qp->read_gap ||
-		    now - qp->read_gap_tsc >= qp->ask_rtt.rto)) {
-			qp->read_gap_again = qp->read_gap;
-			if (qp->read_gap)	/* late again: wait longer */
-				rc_rtt_backoff(&qp->ask_rtt);
-			qp->read_gap = true;
-			qp->read_gap_tsc = now;
-			qp->st.out_of_seq++;
-			rc_go_back(qp, expect);
-		}
+		/* a response went missing: ask again from the gap */
+		if (roce_psn_diff(psn, expect) > 0)
+			rc_go_back_read(qp, expect, now);
 		return;
 	}
 	if (qp->read_gap && !qp->read_gap_again)	/* answered: timed */
@@ -415,10 +382,8 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		ack_upto(qp, qp->acked, now);	/* WRs acknowledged meanwhile */
 	}
 	/* a go-back may have rewound the sender into this READ: the answers
-	 * came anyway, so move it past them (never reuse a PSN) */
-	if (roce_psn_diff(qp->una, qp->psn) > 0 ||
-	    (int32_t)(qp->sq_send - qp->sq_head) < 0)
-		rc_go_back(qp, qp->una);
+	 * came anyway, so move it past them */
+	rc_catch_up(qp);
 }
 
 void

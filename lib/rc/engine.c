@@ -157,6 +157,7 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 		break;
 	default:
 		rc_responder(qp, m, bth, rx->off, rx->paylen);
+		rc_resp_check(qp, "a request");
 		break;
 	}
 }
@@ -190,6 +191,7 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 				rc_requester_timer(qp, now);
 			rc_requester(qp, now);
 			rc_req_check(qp, "sending");
+			rc_resp_check(qp, "sending");
 		}
 	}
 }

@@ -398,8 +398,9 @@ dpdat_qp_dump(const struct dpdat_qp *qp, FILE *f)
 		"  srtt %lu ns rto %lu ns probes in stall %u held %u\n"
 		"  sq head %u send %u started %u tail %u (out %u) reads %u "
 		"retries %u rnr %u rnr_wait %d tx batch %u\n"
-		"  responder: epsn %u msn %u state %u nak_sent %d ack_due %d "
-		"reads queued %u rq head %u tail %u srq %p held %d\n",
+		"  responder (%s): epsn %u msn %u msg %u nak_sent %d "
+		"ack_due %d reads queued %u rq head %u tail %u srq %p "
+		"held %d\n",
 		qp->qpn, qp->dqpn,
 		qp->state, qp->pmtu, (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
 		(qp->nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0),
@@ -412,8 +413,9 @@ dpdat_qp_dump(const struct dpdat_qp *qp, FILE *f)
 		qp->sq_head, qp->sq_send,
 		qp->sq_started, qp->sq_tail, qp->sq_out, qp->reads_out,
 		qp->retries_left, qp->rnr_left,
-		rte_get_tsc_cycles() < qp->rnr_until, qp->dev->n_tx, qp->epsn,
-		qp->msn, qp->resp, qp->nak_sent, qp->ack_due, qp->nres,
+		rte_get_tsc_cycles() < qp->rnr_until, qp->dev->n_tx,
+		rc_resp_state_name(rc_resp_state(qp)), qp->epsn,
+		qp->msn, qp->resp_msg, qp->nak_sent, qp->ack_due, qp->nres,
 		qp->rq_head, qp->rq_tail, (void *)qp->srq, qp->srq_held);
 	return 0;
 }

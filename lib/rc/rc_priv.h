@@ -195,10 +195,12 @@ rc_rd_set(struct rc_sr *sr, uint32_t psn, bool on)
 		sr->rd_map[b / 64] &= ~(1ull << (b % 64));
 }
 
-enum rc_resp_state {
-	RESP_IDLE = 0,		/* expecting a FIRST or ONLY */
-	RESP_SEND,		/* inside a multi-packet SEND */
-	RESP_WRITE,		/* inside a multi-packet WRITE */
+/* Where the responder is in the request stream: what the packet at epsn
+ * may be. The only state it stores; rc_resp_state() names the rest. */
+enum rc_resp_msg {
+	RC_RESP_MSG_NONE = 0,	/* expecting a FIRST or ONLY */
+	RC_RESP_MSG_SEND,	/* inside a multi-packet SEND */
+	RC_RESP_MSG_WRITE,	/* inside a multi-packet WRITE */
 };
 
 struct dpdat_qp {
@@ -282,7 +284,7 @@ struct dpdat_qp {
 	bool srq_held;
 	uint32_t epsn;		/* next PSN expected */
 	uint32_t msn;
-	uint8_t resp;		/* enum rc_resp_state */
+	uint8_t resp_msg;	/* enum rc_resp_msg */
 	bool nak_sent;		/* one sequence NAK per gap */
 	bool ack_due;
 	uint32_t recv_off;	/* bytes placed in rq[rq_head] */
@@ -457,8 +459,12 @@ void rc_req_check(const struct dpdat_qp *qp, const char *where);
 #endif
 
 void rc_requester(struct dpdat_qp *qp, uint64_t now);
-/* The absolute SQ index of the started WR holding psn, or sq_started. */
-uint32_t rc_swqe_of_psn(struct dpdat_qp *qp, uint32_t psn);
+/* The absolute SQ index of the started WR holding psn, or sq_started:
+ * the only search for it. _from: the walk starts at SQ index from (callers
+ * looking up rising PSNs keep their place). */
+uint32_t rc_swqe_of_psn(const struct dpdat_qp *qp, uint32_t psn);
+uint32_t rc_swqe_of_psn_from(const struct dpdat_qp *qp, uint32_t from,
+			     uint32_t psn);
 /* Send the packet of psn again, alone (for a READ: its request from the
  * first response not yet placed); 0, or -1 when not now. */
 int rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now);
@@ -467,12 +473,62 @@ int rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now);
 int rc_read_again(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		  uint64_t now);
 void rc_requester_timer(struct dpdat_qp *qp, uint64_t now);
-void rc_go_back(struct dpdat_qp *qp, uint32_t psn);
+/* Going back (all of it in requester.c): on a sequence NAK, an RNR NAK,
+ * a READ response missing (go-back-N); rc_catch_up(): the sender, rewound,
+ * moves on past what came back since. */
+void rc_go_back_nak(struct dpdat_qp *qp, uint32_t psn, uint64_t now);
+void rc_go_back_rnr(struct dpdat_qp *qp, uint32_t psn, uint64_t now);
+void rc_go_back_read(struct dpdat_qp *qp, uint32_t expect, uint64_t now);
+void rc_catch_up(struct dpdat_qp *qp);
 struct rte_mbuf *rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn,
 			      bool ackreq, unsigned int payload);
 int rc_pkt_send(struct dpdat_qp *qp, struct rte_mbuf *m);
 
 /* responder.c */
+
+/*
+ * The responder's state, named. Like the requester's it is derived from
+ * the fields (qp->state; resp_msg, wleft, recv_off; nres and the READ
+ * parts asked again; nak_sent; what selective repeat holds) rather than
+ * stored beside them; several may hold at once, the first that does names
+ * it:
+ *   ERROR     the QP broke: nothing is taken, everything flushes
+ *   HOLDING   selective repeat: packets past a gap are held, taken in PSN
+ *             order when it fills (a NAK with their bitmap went out, or
+ *             goes out with the next one past the gap)
+ *   GAP       a packet past epsn came, a sequence NAK went out, nothing
+ *             is held (go-back-N, or no room): what follows is dropped
+ *             until epsn arrives
+ *   READING   READ responses are queued; an ACK owed waits behind them
+ *   SEND      inside a multi-packet SEND: recv_off bytes placed in the
+ *             receive WR it holds
+ *   WRITE     inside a multi-packet WRITE: wleft of wlen bytes to come
+ *   IDLE      between messages, nothing owed: the packet at epsn starts
+ *             one (FIRST or ONLY)
+ * There is no RNR state: an RNR NAK is sent and the packet forgotten (what
+ * was held after it too); the requester waits and sends it again.
+ * Its invariants are written once, in rc_resp_check(), which debug and
+ * sanitizer builds (DPDAT_DEBUG) run after every request taken and every
+ * step of the engine.
+ */
+enum rc_resp_state {
+	RC_RESP_IDLE,
+	RC_RESP_SEND,
+	RC_RESP_WRITE,
+	RC_RESP_READING,
+	RC_RESP_GAP,
+	RC_RESP_HOLDING,
+	RC_RESP_ERROR,
+};
+
+enum rc_resp_state rc_resp_state(const struct dpdat_qp *qp);
+const char *rc_resp_state_name(enum rc_resp_state s);
+#ifdef DPDAT_DEBUG
+void rc_resp_check(const struct dpdat_qp *qp, const char *where);
+#else
+#define rc_resp_check(qp, where) do { } while (0)
+#endif
+
 void rc_responder_reads(struct dpdat_qp *qp);
 void rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 		  const struct roce_bth *bth, unsigned int hdr_off,

@@ -97,6 +97,8 @@ msg_opcode(const struct rc_swqe *w, uint32_t k, uint32_t npkts)
 		       (imm ? ROCE_OP_SEND_LAST_IMM : ROCE_OP_SEND_LAST);
 }
 
+static void go_back(struct dpdat_qp *qp, uint32_t psn);
+
 /* A local failure: the WR completes in error and the QP breaks. */
 static void
 local_error(struct dpdat_qp *qp, struct rc_swqe *w,
@@ -223,19 +225,29 @@ psn_advance(struct dpdat_qp *qp, uint32_t n)
 		qp->max_sent = qp->psn;
 }
 
+/* The one search for the WR holding a PSN. Started WRs hold consecutive
+ * PSNs (rc_req_check), so the walk stops at the first WR ending after psn:
+ * it holds psn, or nothing does. */
 uint32_t
-rc_swqe_of_psn(struct dpdat_qp *qp, uint32_t psn)
+rc_swqe_of_psn_from(const struct dpdat_qp *qp, uint32_t from, uint32_t psn)
 {
-	struct rc_swqe *w;
+	const struct rc_swqe *w;
 	uint32_t i;
 
-	for (i = qp->sq_head; i != qp->sq_started; i++) {
-		w = swqe(qp, i);
-		if (roce_psn_diff(psn, w->first_psn) >= 0 &&
-		    roce_psn_diff(psn, w->first_psn) < (int32_t)w->npkts)
-			break;
+	for (i = from; i != qp->sq_started; i++) {
+		w = &qp->sq[i & (qp->sq_size - 1)];
+		if (roce_psn_diff(psn, roce_psn_add(w->first_psn,
+						     w->npkts)) < 0)
+			return roce_psn_diff(psn, w->first_psn) >= 0 ? i :
+			       qp->sq_started;
 	}
 	return i;
+}
+
+uint32_t
+rc_swqe_of_psn(const struct dpdat_qp *qp, uint32_t psn)
+{
+	return rc_swqe_of_psn_from(qp, qp->sq_head, psn);
 }
 
 int
@@ -383,7 +395,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			RC_LOG(ERR, "qp %u: psn %u outside WR %u (%u+%u)",
 			       qp->qpn, qp->psn, qp->sq_send, w->first_psn,
 			       w->npkts);
-			rc_go_back(qp, qp->una);
+			go_back(qp, qp->una);
 			break;
 		}
 		if (w->opcode == DPDAT_WR_RDMA_READ) {
@@ -403,8 +415,23 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 	}
 }
 
-void
-rc_go_back(struct dpdat_qp *qp, uint32_t psn)
+/*
+ * Going back: every way the sender returns to a PSN sent before is here,
+ * and all of them go through go_back(), which moves psn and sq_send
+ * together (never below una):
+ *   rc_go_back_nak()   a sequence NAK (go-back-N; under selective repeat
+ *                      one without a SACK): once a round trip
+ *   rc_go_back_rnr()   an RNR NAK: from the PSN refused, after our delay
+ *   rc_go_back_read()  go-back-N: a READ response missing, the READ asked
+ *                      again from it, then again if the answer is late
+ *   probe()            the tail probe (go-back-N: the last packet again)
+ *   rc_requester_timer() the retransmit timeout: back to una
+ *   rc_catch_up()      the other way: answers came for what the sender was
+ *                      about to send again; it moves on to una
+ * The completer only reports what came back; it never moves the sender.
+ */
+static void
+go_back(struct dpdat_qp *qp, uint32_t psn)
 {
 	uint32_t i;
 
@@ -422,6 +449,59 @@ rc_go_back(struct dpdat_qp *qp, uint32_t psn)
 	qp->sq_send = i;
 	qp->psn = psn;
 	qp->since_ackreq = 0;
+}
+
+void
+rc_go_back_nak(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
+{
+	/* the responder repeats its NAK while packets after the gap arrive:
+	 * act once a round trip */
+	if (psn == qp->gb_psn && now - qp->gb_tsc < rc_rtt_pto(&qp->rtt)) {
+		qp->st.naks_ignored++;
+		return;
+	}
+	qp->gb_psn = psn;
+	qp->gb_tsc = now;
+	qp->rexmit_tsc = now;
+	go_back(qp, psn);
+}
+
+void
+rc_go_back_rnr(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
+{
+	/* the peer's timer code is advisory: wait our fixed delay */
+	qp->rnr_until = now + qp->dev->tsc_hz * RC_RNR_DELAY_US / 1000000;
+	/* the peer answers: its RNR budget, not the retry one */
+	qp->progress_tsc = now;
+	go_back(qp, psn);
+}
+
+void
+rc_go_back_read(struct dpdat_qp *qp, uint32_t expect, uint64_t now)
+{
+	/* once, and again if the answer is late (it waits behind the
+	 * responses on their way, which keep coming out of sequence
+	 * meanwhile) */
+	if (qp->read_gap && now - qp->read_gap_tsc < qp->ask_rtt.rto)
+		return;
+	qp->read_gap_again = qp->read_gap;
+	if (qp->read_gap)	/* late again: wait longer */
+		rc_rtt_backoff(&qp->ask_rtt);
+	qp->read_gap = true;
+	qp->read_gap_tsc = now;
+	qp->st.out_of_seq++;
+	go_back(qp, expect);
+}
+
+void
+rc_catch_up(struct dpdat_qp *qp)
+{
+	/* a go-back rewound the sender below una (or into a WR that has
+	 * completed since): move it past what came back, never reusing a
+	 * PSN */
+	if (roce_psn_diff(qp->una, qp->psn) > 0 ||
+	    (int32_t)(qp->sq_send - qp->sq_head) < 0)
+		go_back(qp, qp->una);
 }
 
 /* The tail probe: one packet again, asking for an answer.
@@ -445,17 +525,17 @@ probe(struct dpdat_qp *qp, uint64_t now)
 	qp->read_gap = false;	/* a READ may ask for its gap again */
 	if (qp->sr != NULL) {
 		const uint32_t last = roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
+		const uint32_t li = rc_swqe_of_psn(qp, last);
 
 		qp->rexmit_tsc = now;
 		rc_resend(qp, psn, true, now);
-		if (psn != last && rc_swqe_of_psn(qp, last) != qp->sq_started &&
-		    qp->sq[rc_swqe_of_psn(qp, last) & (qp->sq_size - 1)].opcode !=
-		    DPDAT_WR_RDMA_READ)
+		if (psn != last && li != qp->sq_started &&
+		    swqe(qp, li)->opcode != DPDAT_WR_RDMA_READ)
 			rc_resend(qp, last, true, now);
 		return;
 	}
 	qp->force_ackreq = true;
-	rc_go_back(qp, psn);
+	go_back(qp, psn);
 }
 
 /*
@@ -520,7 +600,7 @@ rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
 	       qp->sq_tail);
 	qp->force_ackreq = true;
-	rc_go_back(qp, qp->una);
+	go_back(qp, qp->una);
 }
 
 enum rc_req_state
@@ -608,19 +688,17 @@ rc_req_check(const struct dpdat_qp *qp, const char *where)
 	}
 	REQ_ASSERT(reads == qp->reads_out);
 	if (qp->sq_head != qp->sq_started) {
+		/* una is never before the oldest WR (rc_swqe_of_psn() of a
+		 * PSN from una on starts its walk there) */
+		w = &qp->sq[qp->sq_head & (qp->sq_size - 1)];
+		REQ_ASSERT(PSN_LE(w->first_psn, qp->una));
 		w = &qp->sq[(qp->sq_started - 1) & (qp->sq_size - 1)];
 		REQ_ASSERT(roce_psn_add(w->first_psn, w->npkts) ==
 			   qp->frontier);
 	}
-	/* selective repeat: what the responder holds, counted right */
-	if (qp->sr != NULL) {
-		uint32_t n = 0;
-
-		for (i = 0; i < RC_SR_WND / 64; i++)
-			n += (uint32_t)__builtin_popcountll(qp->sr->map[i]);
-		REQ_ASSERT(n == qp->sr->n_held);
+	/* selective repeat: READ parts asked for again (what the responder
+	 * holds is rc_resp_check()'s) */
+	if (qp->sr != NULL)
 		REQ_ASSERT(qp->sr->n_ask <= RC_RD_ASKS);
-	}
-	REQ_ASSERT(qp->dev->n_held <= qp->dev->max_held);
 }
 #endif

@@ -68,7 +68,7 @@ fatal(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
 	rc_send_ack(qp, syndrome, psn);
 	RC_LOG(INFO, "qp %u: responder error 0x%02x at psn %u", qp->qpn,
 	       syndrome, psn);
-	if (rc_rwqe_have(qp) && qp->resp == RESP_SEND) {
+	if (rc_rwqe_have(qp) && qp->resp_msg == RC_RESP_MSG_SEND) {
 		rc_complete_recv(qp, rc_rwqe_cur(qp), DPDAT_WC_REM_INV_REQ_ERR,
 				 DPDAT_WR_RECV, 0, NULL);
 		rc_rwqe_next(qp);
@@ -245,12 +245,12 @@ seq_ok(struct dpdat_qp *qp, uint8_t op, unsigned int paylen)
 
 	if (!send && !write && op != ROCE_OP_READ_REQUEST)
 		return false;	/* responses and ACKs never come here */
-	switch (qp->resp) {
-	case RESP_SEND:
+	switch (qp->resp_msg) {
+	case RC_RESP_MSG_SEND:
 		if (!send || (f & ROCE_F_FIRST))
 			return false;
 		break;
-	case RESP_WRITE:
+	case RC_RESP_MSG_WRITE:
 		if (!write || (f & ROCE_F_FIRST))
 			return false;
 		break;
@@ -303,7 +303,7 @@ do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 		rc_complete_recv(qp, w, DPDAT_WC_LOC_LEN_ERR, DPDAT_WR_RECV,
 				 qp->recv_off, NULL);
 		rc_rwqe_next(qp);
-		qp->resp = RESP_IDLE;
+		qp->resp_msg = RC_RESP_MSG_NONE;
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
@@ -312,7 +312,7 @@ do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	if (st != DPDAT_WC_SUCCESS) {
 		rc_complete_recv(qp, w, st, DPDAT_WR_RECV, qp->recv_off, NULL);
 		rc_rwqe_next(qp);
-		qp->resp = RESP_IDLE;
+		qp->resp_msg = RC_RESP_MSG_NONE;
 		fatal(qp, ROCE_AETH_NAK_REM_OP, psn);
 		return;
 	}
@@ -322,9 +322,9 @@ do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 				 qp->recv_off, (f & ROCE_F_IMM) ? &imm : NULL);
 		rc_rwqe_next(qp);
 		qp->msn++;
-		qp->resp = RESP_IDLE;
+		qp->resp_msg = RC_RESP_MSG_NONE;
 	} else {
-		qp->resp = RESP_SEND;
+		qp->resp_msg = RC_RESP_MSG_SEND;
 	}
 	qp->epsn = roce_psn_add(psn, 1);
 }
@@ -384,9 +384,9 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 			rc_rwqe_next(qp);
 		}
 		qp->msn++;
-		qp->resp = RESP_IDLE;
+		qp->resp_msg = RC_RESP_MSG_NONE;
 	} else {
-		qp->resp = RESP_WRITE;
+		qp->resp_msg = RC_RESP_MSG_WRITE;
 	}
 	qp->epsn = roce_psn_add(psn, 1);
 }
@@ -549,3 +549,145 @@ in_order(struct dpdat_qp *qp, struct rte_mbuf *m, const struct roce_bth *bth,
 	    op != ROCE_OP_READ_REQUEST)
 		ack_later(qp);
 }
+
+enum rc_resp_state
+rc_resp_state(const struct dpdat_qp *qp)
+{
+	if (qp->state == DPDAT_QPS_ERR)
+		return RC_RESP_ERROR;
+	if (qp->sr != NULL && qp->sr->n_held != 0)
+		return RC_RESP_HOLDING;
+	if (qp->nak_sent)
+		return RC_RESP_GAP;
+	if (qp->nres != 0 || (qp->sr != NULL && qp->sr->n_holes != 0))
+		return RC_RESP_READING;
+	if (qp->resp_msg == RC_RESP_MSG_SEND)
+		return RC_RESP_SEND;
+	if (qp->resp_msg == RC_RESP_MSG_WRITE)
+		return RC_RESP_WRITE;
+	return RC_RESP_IDLE;
+}
+
+const char *
+rc_resp_state_name(enum rc_resp_state s)
+{
+	static const char *const names[] = {
+		[RC_RESP_IDLE] = "idle", [RC_RESP_SEND] = "in-send",
+		[RC_RESP_WRITE] = "in-write", [RC_RESP_READING] = "reading",
+		[RC_RESP_GAP] = "gap-nak-sent", [RC_RESP_HOLDING] = "holding",
+		[RC_RESP_ERROR] = "error",
+	};
+
+	return s < RTE_DIM(names) ? names[s] : "?";
+}
+
+#ifdef DPDAT_DEBUG
+#define RESP_ASSERT(cond) do {						\
+	if (!(cond))							\
+		rte_panic("qp %u: responder invariant '%s' broken "	\
+			  "after %s: epsn %u msn %u msg %u "		\
+			  "nak_sent %d wleft %u wlen %u recv_off %u "	\
+			  "nres %u held %u\n", qp->qpn, #cond, where,	\
+			  qp->epsn, qp->msn, qp->resp_msg,		\
+			  qp->nak_sent, qp->wleft, qp->wlen,		\
+			  qp->recv_off, qp->nres,			\
+			  qp->sr != NULL ? qp->sr->n_held : 0);		\
+} while (0)
+
+/* a <= b for PSNs modulo 2^24 */
+#define PSN_LE(a, b) (roce_psn_diff((b), (a)) >= 0)
+
+/* A READ being answered: its next response is the one after those sent. */
+static void
+read_res_check(const struct dpdat_qp *qp, const struct rc_read_res *r,
+	       const char *where)
+{
+	RESP_ASSERT(r->left >= 1 && r->left <= r->npkts);
+	RESP_ASSERT(r->psn == roce_psn_add(r->first_psn, r->npkts - r->left));
+	RESP_ASSERT(r->off <= r->len);
+	/* only inside what was accepted */
+	RESP_ASSERT(PSN_LE(roce_psn_add(r->first_psn, r->npkts), qp->epsn));
+}
+
+/* Selective repeat: what is held lies past the gap, within the window,
+ * each packet in the slot of its PSN; the counts agree with the map. */
+static void
+held_check(const struct dpdat_qp *qp, const char *where)
+{
+	const struct rc_sr *sr = qp->sr;
+	const struct rc_held *h;
+	uint32_t i, n = 0;
+	int32_t d;
+
+	for (i = 0; i < RC_SR_WND / 64; i++)
+		n += (uint32_t)__builtin_popcountll(sr->map[i]);
+	RESP_ASSERT(n == sr->n_held);
+	RESP_ASSERT(sr->n_held <= qp->dev->max_held_qp);
+	for (i = 0; sr->n_held != 0 && i < RC_SR_WND; i++) {
+		if (!(sr->map[i / 64] >> (i % 64) & 1))
+			continue;
+		h = &sr->held[i];
+		d = roce_psn_diff(h->psn, qp->epsn);
+		RESP_ASSERT(h->m != NULL);
+		RESP_ASSERT((h->psn & (RC_SR_WND - 1)) == i);
+		RESP_ASSERT(d > 0 && d < RC_SR_WND);
+	}
+	RESP_ASSERT(sr->n_holes <= RC_RD_HOLES && sr->hole_head < RC_RD_HOLES);
+	for (i = 0; i < sr->n_holes; i++)
+		read_res_check(qp, &sr->hole[(sr->hole_head + i) %
+					     RC_RD_HOLES], where);
+}
+
+/* The responder's invariants, written once. */
+void
+rc_resp_check(const struct dpdat_qp *qp, const char *where)
+{
+	const struct dpdat_dev *dev = qp->dev;
+	const struct rc_read_res *r, *prev = NULL;
+	const struct dpdat_qp *q;
+	uint32_t i;
+
+	RESP_ASSERT(dev->n_held <= dev->max_held);
+	if (qp->state != DPDAT_QPS_RTS && qp->state != DPDAT_QPS_RTR)
+		return;	/* an error flushes; before RTR nothing comes */
+	/* the message in progress */
+	RESP_ASSERT(qp->resp_msg <= RC_RESP_MSG_WRITE);
+	RESP_ASSERT(qp->wleft <= qp->wlen);
+	if (qp->resp_msg != RC_RESP_MSG_WRITE)
+		RESP_ASSERT(qp->wleft == 0);
+	if (qp->resp_msg == RC_RESP_MSG_SEND) {
+		/* the receive WR it lands in is held, full PMTUs so far */
+		RESP_ASSERT(rc_rwqe_have(qp));
+		RESP_ASSERT(qp->recv_off != 0 && qp->recv_off % qp->pmtu == 0);
+		RESP_ASSERT(qp->recv_off <=
+			    rc_rwqe_cur((struct dpdat_qp *)qp)->len);
+	}
+	/* receive queues */
+	RESP_ASSERT(qp->srq != NULL || !qp->srq_held);
+	RESP_ASSERT(qp->rq_tail - qp->rq_head <= qp->rq_size);
+	/* READs being answered: oldest first, in PSN order, all accepted */
+	RESP_ASSERT(qp->nres <= RC_MAX_RD && qp->res_head < RC_MAX_RD);
+	for (i = 0; i < qp->nres; i++) {
+		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+		read_res_check(qp, r, where);
+		if (prev != NULL)
+			RESP_ASSERT(PSN_LE(roce_psn_add(prev->first_psn,
+							prev->npkts),
+					   r->first_psn));
+		prev = r;
+	}
+	if (qp->sr != NULL)
+		held_check(qp, where);
+	/* the ACK list: on it exactly when the flag says so; an ACK owed
+	 * is on its way, or waits behind READ responses */
+	if (qp->on_ack_list) {
+		for (q = dev->ack_list, i = 0; q != NULL && q != qp &&
+		     i <= dev->n_qps; q = q->ack_next, i++)
+			;
+		RESP_ASSERT(q == qp);
+	} else {
+		RESP_ASSERT(qp->ack_next == NULL);
+	}
+	RESP_ASSERT(!qp->ack_due || qp->on_ack_list || qp->nres != 0);
+}
+#endif

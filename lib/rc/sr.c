@@ -186,20 +186,13 @@ sent_at(const struct dpdat_qp *qp, const struct rc_swqe *w, uint32_t psn)
 }
 
 /* From SQ index *idx on, the started WR holding psn (PSNs only rise as the
- * callers walk): NULL when none does. */
+ * callers walk, so *idx keeps the place): NULL when none does. */
 static struct rc_swqe *
 wr_at(struct dpdat_qp *qp, uint32_t *idx, uint32_t psn)
 {
-	struct rc_swqe *w;
-
-	for (; *idx != qp->sq_started; (*idx)++) {
-		w = &qp->sq[*idx & (qp->sq_size - 1)];
-		if (roce_psn_diff(psn, roce_psn_add(w->first_psn,
-						     w->npkts)) < 0)
-			return roce_psn_diff(psn, w->first_psn) >= 0 ? w :
-			       NULL;
-	}
-	return NULL;
+	*idx = rc_swqe_of_psn_from(qp, *idx, psn);
+	return *idx != qp->sq_started ? &qp->sq[*idx & (qp->sq_size - 1)] :
+	       NULL;
 }
 
 /* Resend psn if it left before newest. false: stop (no room, or the

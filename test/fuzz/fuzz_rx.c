@@ -102,8 +102,8 @@ reset_qp(struct dpdat_qp *qp, uint32_t epsn)
 	rc_lock_engine(dev);
 	rc_qp_flush(qp);
 	/* a flushed QP never comes back in the API: bring it back whole, as
-	 * a fresh connection (the requester's invariants, rc_req_check(),
-	 * are checked on every input in this build) */
+	 * a fresh connection (the invariants, rc_req_check() and
+	 * rc_resp_check(), are checked on every input in this build) */
 	qp->psn = qp->una = qp->max_sent = qp->frontier;
 	qp->acked = roce_psn_add(qp->frontier, ROCE_PSN_MASK);
 	qp->rtt_tsc = 0;
@@ -115,8 +115,10 @@ reset_qp(struct dpdat_qp *qp, uint32_t epsn)
 	}
 	qp->state = DPDAT_QPS_RTS;
 	qp->epsn = epsn & ROCE_PSN_MASK;
-	qp->resp = RESP_IDLE;
+	qp->resp_msg = RC_RESP_MSG_NONE;
+	qp->wleft = qp->wlen = qp->recv_off = 0;
 	qp->nak_sent = false;
+	qp->ack_due = false;
 	qp->nres = 0;
 	rc_unlock_engine(dev);
 	while (dpdat_cq_poll(cq, wc, 64) > 0)
