@@ -3,7 +3,10 @@
  */
 
 /* Fault injection: drop, duplicate, reorder and corrupt frames at configured
- * rates, reproducibly from a seed, with counters. Runs on the port's thread. */
+ * rates, reproducibly from a seed, with counters. Runs on the port's thread,
+ * only while on: receive faults as a DPDK receive callback of the port's
+ * queue, transmit faults as the port's transmit path; turned on and off by
+ * dpdat_port_set_faults() on that thread (or with its engine held). */
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,8 +14,12 @@
 #include <string.h>
 
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 
 #include "port_priv.h"
+
+/* a transmit chunk of PORT_BURST frames, each duplicated, and a held one */
+#define FAULT_MAX (2 * PORT_BURST + 1)
 
 static inline uint32_t
 rnd(struct dpdat_port *p)
@@ -47,51 +54,30 @@ set_dir(struct port_fault *f, const struct dpdat_fault_rates *r)
 	f->corrupt = threshold(r->corrupt);
 }
 
-void
-port_fault_release(struct dpdat_port *p)
+static bool
+fault_on(const struct port_fault *f)
 {
-	rte_pktmbuf_free(p->frx.held);
-	rte_pktmbuf_free(p->ftx.held);
-	p->frx.held = p->ftx.held = NULL;
+	return (f->drop | f->dup | f->reorder | f->corrupt) != 0;
 }
 
-int
-dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
+/* Pass the n frames in pkts through the faults f; the result (duplicates,
+ * and one held back from an earlier call) is written back to pkts, at most
+ * max frames: a duplicate that does not fit is not made (fault_dup_lost),
+ * a held frame that does not fit waits for a later frame. n <= max <=
+ * FAULT_MAX. Returns the count. */
+static uint16_t
+fault_apply(struct dpdat_port *p, struct port_fault *f,
+	    struct rte_mbuf **pkts, uint16_t n, uint16_t max)
 {
-	static const struct dpdat_fault_conf off;
-
-	if (p == NULL || p->magic != PORT_MAGIC)
-		return -EBADF;
-	if (c == NULL)
-		c = &off;
-	if (!rates_ok(&c->rx) || !rates_ok(&c->tx))
-		return -EINVAL;
-	set_dir(&p->frx, &c->rx);
-	set_dir(&p->ftx, &c->tx);
-	p->rng = c->seed ? c->seed : 1;
-	p->faults = memcmp(c, &off, offsetof(struct dpdat_fault_conf, seed));
-	if (p->faults)
-		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "
-			 "corrupt %.3f, tx drop %.3f dup %.3f reorder %.3f "
-			 "corrupt %.3f, seed %lu", p->name, c->rx.drop,
-			 c->rx.dup, c->rx.reorder, c->rx.corrupt, c->tx.drop,
-			 c->tx.dup, c->tx.reorder, c->tx.corrupt,
-			 (unsigned long)p->rng);
-	else
-		port_fault_release(p);
-	return 0;
-}
-
-uint16_t
-port_fault_apply(struct dpdat_port *p, struct port_fault *f,
-		 struct rte_mbuf **pkts, uint16_t n)
-{
-	struct rte_mbuf *in[2 * PORT_BURST + 1], *m, *c;
+	struct rte_mbuf *in[FAULT_MAX], *m, *c;
 	uint16_t i, out = 0;
 	uint8_t *b;
 
 	memcpy(in, pkts, n * sizeof(*pkts));
 	for (i = 0; i < n; i++) {
+		/* slots beyond one for each frame still to place, m's too */
+		int room = max - out - (n - i);
+
 		m = in[i];
 		if (f->drop && rnd(p) < f->drop) {
 			p->st.fault_drop++;
@@ -106,10 +92,15 @@ port_fault_apply(struct dpdat_port *p, struct port_fault *f,
 				(uint8_t)(1u << (rnd(p) & 7));
 			p->st.fault_corrupt++;
 		}
-		if (f->dup && rnd(p) < f->dup &&
-		    (c = rte_pktmbuf_copy(m, p->pool, 0, UINT32_MAX)) != NULL) {
-			p->st.fault_dup++;
-			pkts[out++] = c;
+		if (f->dup && rnd(p) < f->dup) {
+			if (room <= 0) {
+				p->fault_dup_lost++;
+			} else if ((c = rte_pktmbuf_copy(m, p->pool, 0,
+						UINT32_MAX)) != NULL) {
+				p->st.fault_dup++;
+				pkts[out++] = c;
+				room--;
+			}
 		}
 		if (f->held == NULL && f->reorder && rnd(p) < f->reorder) {
 			p->st.fault_reorder++;
@@ -117,12 +108,135 @@ port_fault_apply(struct dpdat_port *p, struct port_fault *f,
 			continue;
 		}
 		pkts[out++] = m;
-		if (f->held != NULL && f->held != m) {
+		if (f->held != NULL && room > 0) {
 			pkts[out++] = f->held;
 			f->held = NULL;
 		}
 	}
 	return out;
+}
+
+/* The receive faults: a DPDK receive callback of the port's queue while
+ * they are on. Duplicates take the room the burst left in the caller's
+ * array (max_pkts); port_rx() asks for PORT_BURST frames at most. */
+static uint16_t
+fault_rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
+	    uint16_t nb, uint16_t max, void *arg)
+{
+	struct dpdat_port *p = arg;
+
+	RTE_SET_USED(port_id);
+	RTE_SET_USED(queue);
+	return fault_apply(p, &p->frx, pkts, nb, RTE_MIN(max, FAULT_MAX));
+}
+
+uint16_t
+port_fault_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *f[FAULT_MAX];
+	uint16_t sent, m, done = 0;
+
+	while (done < n) {
+		m = RTE_MIN(n - done, PORT_BURST);
+		memcpy(f, pkts + done, m * sizeof(*f));
+		done += m;
+		/* room for every duplicate: nothing lost on transmit */
+		m = fault_apply(p, &p->ftx, f, m, RTE_DIM(f));
+		sent = m ? port_capture_tx(p, f, m) : 0;
+		if (sent < m) {
+			p->st.drop_tx_full += m - sent;
+			rte_pktmbuf_free_bulk(f + sent, m - sent);
+		}
+	}
+	return n;
+}
+
+/* Install the receive callback when the receive faults are on, remove it
+ * when they are off. */
+static int
+fault_rx_switch(struct dpdat_port *p, bool on)
+{
+	if (on && p->fault_rx_cb == NULL) {
+		/* after the capture's: it records the frames as they came */
+		p->fault_rx_cb = rte_eth_add_rx_callback(p->port_id, 0,
+							 fault_rx_cb, p);
+		if (p->fault_rx_cb == NULL) {
+			PORT_LOG(ERR, "%s: cannot install the receive faults: "
+				 "%s", p->name, rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	} else if (!on) {
+		port_rx_cb_remove(p, &p->fault_rx_cb);
+	}
+	return 0;
+}
+
+/* The frame a direction held back goes when its faults go off. */
+static void
+fault_drop_held(struct port_fault *f)
+{
+	if (!fault_on(f)) {
+		rte_pktmbuf_free(f->held);
+		f->held = NULL;
+	}
+}
+
+void
+port_fault_release(struct dpdat_port *p)
+{
+	static const struct port_fault off;
+
+	port_rx_cb_remove(p, &p->fault_rx_cb);
+	rte_pktmbuf_free(p->frx.held);
+	rte_pktmbuf_free(p->ftx.held);
+	p->frx = p->ftx = off;
+	port_tx_path_update(p);
+}
+
+int
+dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
+{
+	static const struct dpdat_fault_conf off;
+	struct port_fault rx = { 0 }, tx = { 0 };
+	int ret;
+
+	if (p == NULL || p->magic != PORT_MAGIC)
+		return -EBADF;
+	if (c == NULL)
+		c = &off;
+	if (!rates_ok(&c->rx) || !rates_ok(&c->tx))
+		return -EINVAL;
+	set_dir(&rx, &c->rx);
+	set_dir(&tx, &c->tx);
+	ret = fault_rx_switch(p, fault_on(&rx));
+	if (ret < 0)
+		return ret;
+	rx.held = p->frx.held;
+	tx.held = p->ftx.held;
+	p->frx = rx;
+	p->ftx = tx;
+	fault_drop_held(&p->frx);
+	fault_drop_held(&p->ftx);
+	p->rng = c->seed ? c->seed : 1;
+	port_tx_path_update(p);
+	if (fault_on(&rx) || fault_on(&tx))
+		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "
+			 "corrupt %.3f, tx drop %.3f dup %.3f reorder %.3f "
+			 "corrupt %.3f, seed %lu", p->name, c->rx.drop,
+			 c->rx.dup, c->rx.reorder, c->rx.corrupt, c->tx.drop,
+			 c->tx.dup, c->tx.reorder, c->tx.corrupt,
+			 (unsigned long)p->rng);
+	else if (p->fault_dup_lost != 0)
+		PORT_LOG(NOTICE, "%s: faults off; %lu receive duplicates not "
+			 "made (their burst was full)", p->name,
+			 (unsigned long)p->fault_dup_lost);
+	return 0;
+}
+
+bool
+port_fault_tx_on(const struct dpdat_port *p)
+{
+	return fault_on(&p->ftx);
 }
 
 static int
