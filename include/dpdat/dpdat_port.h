@@ -135,14 +135,13 @@ dpdat_port_stats(const struct dpdat_port *port, struct dpdat_port_stats *stats);
  * next burst; call from the thread that runs the port's engine, or before it
  * starts. The environment variable DPDAT_FAULT sets the same at port creation:
  * "rx:drop=0.01,dup=0.01,reorder=0.01,corrupt=0.01;tx:drop=0.05;seed=42".
- * A receive duplicate takes a free place in the receive burst: in a full
- * burst it is not made (telemetry's fault_dup_lost counts those). Off,
+ * While receive faults are on, the port asks the device for at most 15
+ * frames a burst, so that each may be duplicated in the engine's 32. Off,
  * injection costs the bursts nothing.
  *
  * @param conf
  *   Rates and seed; NULL turns injection off.
- * @return 0, -EBADF, -EINVAL (a rate outside [0, 1]), -ENOMEM or -ENOTSUP
- *   (DPDK could not install the receive callback).
+ * @return 0, -EBADF, -EINVAL (a rate outside [0, 1]).
  */
 int
 dpdat_port_set_faults(struct dpdat_port *port,

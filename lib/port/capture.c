@@ -6,11 +6,11 @@
  * experimental API in 22.11, hence the define). A debugging aid: it copies
  * every frame and writes each burst with one system call. It costs the
  * bursts nothing while off: received frames are captured by a DPDK receive
- * callback of the port's queue (the first one, so before the receive
- * faults: as the wire carried them), transmitted frames by the port's
- * transmit path (what the device took, after the transmit faults), both
- * installed by dpdat_port_capture_start() and removed by _stop(), on the
- * port's thread or with its engine held. */
+ * callback of the port's queue (inside the device burst, so before the
+ * receive faults: as the wire carried them), transmitted frames by the
+ * port's transmit path (what the device took, after the transmit faults),
+ * both installed by dpdat_port_capture_start() and removed by _stop(), on
+ * the port's thread or with its engine held. */
 
 #define ALLOW_EXPERIMENTAL_API 1
 
@@ -145,16 +145,15 @@ dpdat_port_capture_start(struct dpdat_port *p, const char *path)
 		return -ENOMEM;
 	}
 	p->cap = c;
-	/* first: the frames as they came, before the receive faults */
-	p->cap_rx_cb = rte_eth_add_first_rx_callback(p->port_id, 0,
-						     capture_rx_cb, p);
+	p->cap_rx_cb = rte_eth_add_rx_callback(p->port_id, 0, capture_rx_cb,
+					       p);
 	if (p->cap_rx_cb == NULL) {
 		ret = -rte_errno;
 		PORT_LOG(ERR, "%s: cannot install the capture: %s", p->name,
 			 rte_strerror(rte_errno));
 		goto err_close;
 	}
-	port_tx_path_update(p);
+	port_path_update(p);
 	PORT_LOG(NOTICE, "%s: capturing to %s", p->name, file);
 	return 0;
 
@@ -178,7 +177,7 @@ dpdat_port_capture_stop(struct dpdat_port *p)
 		return -ENOENT;
 	port_rx_cb_remove(p, &p->cap_rx_cb);
 	p->cap = NULL;
-	port_tx_path_update(p);
+	port_path_update(p);
 	rte_pcapng_close(c->pcapng);	/* closes the file descriptor */
 	rte_mempool_free(c->pool);
 	PORT_LOG(NOTICE, "%s: capture %s closed, %lu frames", p->name, c->path,

@@ -4,9 +4,11 @@
 
 /* Fault injection: drop, duplicate, reorder and corrupt frames at configured
  * rates, reproducibly from a seed, with counters. Runs on the port's thread,
- * only while on: receive faults as a DPDK receive callback of the port's
- * queue, transmit faults as the port's transmit path; turned on and off by
- * dpdat_port_set_faults() on that thread (or with its engine held). */
+ * only while on: the faults of a direction replace the port's receive or
+ * transmit path, put back by dpdat_port_set_faults() when they go off (on
+ * that thread, or with its engine held). Not a DPDK receive callback: that
+ * gets only the room the device left in the burst, none when the device
+ * fills it, as it does under load; the receive path asks it for fewer. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +16,6 @@
 #include <string.h>
 
 #include <rte_errno.h>
-#include <rte_ethdev.h>
 
 #include "port_priv.h"
 
@@ -52,12 +53,6 @@ set_dir(struct port_fault *f, const struct dpdat_fault_rates *r)
 	f->dup = threshold(r->dup);
 	f->reorder = threshold(r->reorder);
 	f->corrupt = threshold(r->corrupt);
-}
-
-static bool
-fault_on(const struct port_fault *f)
-{
-	return (f->drop | f->dup | f->reorder | f->corrupt) != 0;
 }
 
 /* Pass the n frames in pkts through the faults f; the result (duplicates,
@@ -116,18 +111,17 @@ fault_apply(struct dpdat_port *p, struct port_fault *f,
 	return out;
 }
 
-/* The receive faults: a DPDK receive callback of the port's queue while
- * they are on. Duplicates take the room the burst left in the caller's
- * array (max_pkts); port_rx() asks for PORT_BURST frames at most. */
-static uint16_t
-fault_rx_cb(uint16_t port_id, uint16_t queue, struct rte_mbuf **pkts,
-	    uint16_t nb, uint16_t max, void *arg)
+/* Ask the device for fewer frames, so that each may be duplicated within
+ * the caller's n (the engine's 32: 15 frames, as many duplicates and a held
+ * frame); only a caller with less room loses duplicates. */
+uint16_t
+port_fault_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct dpdat_port *p = arg;
+	uint16_t nb;
 
-	RTE_SET_USED(port_id);
-	RTE_SET_USED(queue);
-	return fault_apply(p, &p->frx, pkts, nb, RTE_MIN(max, FAULT_MAX));
+	n = RTE_MIN(n, PORT_BURST);
+	nb = p->dev_rx(p, pkts, n > 2 ? (n - 1) / 2 : n);
+	return fault_apply(p, &p->frx, pkts, nb, n);
 }
 
 uint16_t
@@ -151,31 +145,11 @@ port_fault_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	return n;
 }
 
-/* Install the receive callback when the receive faults are on, remove it
- * when they are off. */
-static int
-fault_rx_switch(struct dpdat_port *p, bool on)
-{
-	if (on && p->fault_rx_cb == NULL) {
-		/* after the capture's: it records the frames as they came */
-		p->fault_rx_cb = rte_eth_add_rx_callback(p->port_id, 0,
-							 fault_rx_cb, p);
-		if (p->fault_rx_cb == NULL) {
-			PORT_LOG(ERR, "%s: cannot install the receive faults: "
-				 "%s", p->name, rte_strerror(rte_errno));
-			return -rte_errno;
-		}
-	} else if (!on) {
-		port_rx_cb_remove(p, &p->fault_rx_cb);
-	}
-	return 0;
-}
-
 /* The frame a direction held back goes when its faults go off. */
 static void
 fault_drop_held(struct port_fault *f)
 {
-	if (!fault_on(f)) {
+	if (!port_fault_on(f)) {
 		rte_pktmbuf_free(f->held);
 		f->held = NULL;
 	}
@@ -186,11 +160,10 @@ port_fault_release(struct dpdat_port *p)
 {
 	static const struct port_fault off;
 
-	port_rx_cb_remove(p, &p->fault_rx_cb);
 	rte_pktmbuf_free(p->frx.held);
 	rte_pktmbuf_free(p->ftx.held);
 	p->frx = p->ftx = off;
-	port_tx_path_update(p);
+	port_path_update(p);
 }
 
 int
@@ -198,7 +171,6 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 {
 	static const struct dpdat_fault_conf off;
 	struct port_fault rx = { 0 }, tx = { 0 };
-	int ret;
 
 	if (p == NULL || p->magic != PORT_MAGIC)
 		return -EBADF;
@@ -208,9 +180,6 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 		return -EINVAL;
 	set_dir(&rx, &c->rx);
 	set_dir(&tx, &c->tx);
-	ret = fault_rx_switch(p, fault_on(&rx));
-	if (ret < 0)
-		return ret;
 	rx.held = p->frx.held;
 	tx.held = p->ftx.held;
 	p->frx = rx;
@@ -218,8 +187,8 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 	fault_drop_held(&p->frx);
 	fault_drop_held(&p->ftx);
 	p->rng = c->seed ? c->seed : 1;
-	port_tx_path_update(p);
-	if (fault_on(&rx) || fault_on(&tx))
+	port_path_update(p);
+	if (port_fault_on(&rx) || port_fault_on(&tx))
 		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "
 			 "corrupt %.3f, tx drop %.3f dup %.3f reorder %.3f "
 			 "corrupt %.3f, seed %lu", p->name, c->rx.drop,
@@ -228,15 +197,9 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 			 (unsigned long)p->rng);
 	else if (p->fault_dup_lost != 0)
 		PORT_LOG(NOTICE, "%s: faults off; %lu receive duplicates not "
-			 "made (their burst was full)", p->name,
+			 "made (no room in the receiver's array)", p->name,
 			 (unsigned long)p->fault_dup_lost);
 	return 0;
-}
-
-bool
-port_fault_tx_on(const struct dpdat_port *p)
-{
-	return fault_on(&p->ftx);
 }
 
 static int

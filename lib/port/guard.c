@@ -25,8 +25,8 @@
  * The guard is not optional work: a memif port needs it for as long as it
  * lives. port_guard_enable() makes these the port's device bursts when it
  * is configured; other ports call the device directly, with no test for
- * it. The receive callbacks of the queue (faults, capture) run inside the
- * guarded burst, after the driver's part.
+ * it. The capture's receive callback runs inside the guarded burst, after
+ * the driver's part.
  *
  * Not covered: a poller held inside one burst for the whole of a
  * disconnect and a new connection (server role: the new client's regions
@@ -133,7 +133,7 @@ port_guard_enable(struct dpdat_port *p)
 	pthread_once(&guard_once, guard_install);
 	p->dev_rx = port_guarded_rx;
 	p->dev_tx = port_guarded_tx;
-	port_tx_path_update(p);
+	port_path_update(p);
 }
 
 /* After a jump: the link was down, the driver had unmapped the rings. */

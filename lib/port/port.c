@@ -3,9 +3,9 @@
  */
 
 /* Port bring-up and teardown, and the receive/transmit bursts. The bursts
- * carry no test for optional work: fault injection and capture install
- * DPDK receive callbacks and swap the transmit path while they are on
- * (port_priv.h), memif's guard is its device burst. */
+ * carry no test for optional work: while fault injection or capture is on,
+ * it replaces the receive or transmit path or installs a DPDK receive
+ * callback (port_priv.h); memif's guard is its device burst. */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -475,7 +475,7 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	p->tsc_hz = rte_get_tsc_hz();
 	p->dev_rx = port_dev_rx;	/* memif's are guarded: port_configure */
 	p->dev_tx = port_dev_tx;
-	port_tx_path_update(p);
+	port_path_update(p);
 	ret = port_devargs(conf->device, p->mtu, devargs, sizeof(devargs));
 	if (ret == 0)
 		ret = port_find_or_probe(devargs, &p->port_id, &p->probed,
@@ -724,9 +724,10 @@ port_dev_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 }
 
 void
-port_tx_path_update(struct dpdat_port *p)
+port_path_update(struct dpdat_port *p)
 {
-	if (port_fault_tx_on(p))
+	p->rx_burst = port_fault_on(&p->frx) ? port_fault_rx : p->dev_rx;
+	if (port_fault_on(&p->ftx))
 		p->tx_burst = port_fault_tx;	/* it captures, if asked */
 	else if (p->cap != NULL)
 		p->tx_burst = port_capture_tx;
@@ -746,15 +747,14 @@ port_rx_cb_remove(struct dpdat_port *p, const struct rte_eth_rxtx_callback **cb)
 	*cb = NULL;
 }
 
-/* The receive faults and capture are callbacks of the queue, which DPDK
- * runs inside the device burst while they are on; off, the queue has none
- * and this is the device's burst and the classification. */
+/* With faults and capture off, rx_burst is the device's burst and the
+ * queue has no callback: this is the burst and the classification. */
 uint16_t
 port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t i, nb, out = 0;
 
-	nb = p->dev_rx(p, pkts, RTE_MIN(n, PORT_BURST));
+	nb = p->rx_burst(p, pkts, RTE_MIN(n, PORT_BURST));
 	for (i = 0; i < nb; i++)
 		if (port_rx_one(p, pkts[i]))
 			pkts[out++] = pkts[i];

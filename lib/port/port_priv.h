@@ -11,12 +11,12 @@
  * that owns the port: no locks.
  *
  * Optional work stays off the bursts until it is turned on (DPDK's pdump
- * pattern): receive faults and the receive capture are DPDK receive
- * callbacks of the port's queue, transmit faults and the transmit capture
- * the port's transmit path (tx_burst), each installed when it is turned on
- * and removed when it goes off, by the thread that owns the port (or with
- * its engine held). memif's bursts run guarded (guard.c): the device burst
- * functions are chosen once, when the port is configured.
+ * pattern): the receive capture is a DPDK receive callback of the port's
+ * queue; fault injection and the transmit capture replace the port's
+ * receive or transmit path (rx_burst, tx_burst), each installed when it is
+ * turned on and removed when it goes off, by the thread that owns the port
+ * (or with its engine held). memif's bursts run guarded (guard.c): the
+ * device burst functions are chosen once, when the port is configured.
  */
 
 #include <stdbool.h>
@@ -89,14 +89,17 @@ struct dpdat_port {
 	struct dpdat_port_stats st;
 	/* the device's bursts: port_dev_rx/tx, or memif's guarded ones */
 	port_burst_t dev_rx, dev_tx;
+	/* what port_rx() calls: dev_rx, or port_fault_rx while receive
+	 * faults are on */
+	port_burst_t rx_burst;
 	/* what port_tx_some() calls: dev_tx, or while transmit faults or
 	 * the capture are on, port_fault_tx or port_capture_tx */
 	port_burst_t tx_burst;
-	/* receive callbacks of the queue, NULL while off */
-	const struct rte_eth_rxtx_callback *fault_rx_cb, *cap_rx_cb;
+	/* the capture's receive callback of the queue, NULL while off */
+	const struct rte_eth_rxtx_callback *cap_rx_cb;
 	uint64_t rng;
 	struct port_fault frx, ftx;
-	/* receive duplicates not made: the burst had no room for them */
+	/* receive duplicates not made: the caller's array had no room */
 	uint64_t fault_dup_lost;
 	struct port_capture *cap;	/* NULL unless capturing */
 	bool isolated;		/* rte_flow isolated mode */
@@ -150,9 +153,9 @@ void port_timer(struct dpdat_port *p);
 uint16_t port_dev_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
 uint16_t port_dev_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
 
-/* Choose tx_burst for what is on now (transmit faults, capture); after
- * either is turned on or off, or the device bursts change. */
-void port_tx_path_update(struct dpdat_port *p);
+/* Choose rx_burst and tx_burst for what is on now (faults, capture):
+ * after either is turned on or off, or the device bursts change. */
+void port_path_update(struct dpdat_port *p);
 
 /* Remove a receive callback of the port's queue and free it (no burst can
  * be running: the caller owns the port); *cb becomes NULL. */
@@ -186,14 +189,25 @@ port_tx_count(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n,
 	p->st.tx_pkts += sent;
 }
 
-/* fault.c: transmit through the transmit faults (the port's transmit path
- * while they are on): every frame counts as taken, as on a wire; what the
+/* fault.c: any fault of one direction on */
+static inline bool
+port_fault_on(const struct port_fault *f)
+{
+	return (f->drop | f->dup | f->reorder | f->corrupt) != 0;
+}
+
+/* Receive through the receive faults (the port's receive path while they
+ * are on): the device is asked for fewer frames, so that each may be
+ * duplicated within the caller's n. */
+uint16_t port_fault_rx(struct dpdat_port *p, struct rte_mbuf **pkts,
+		       uint16_t n);
+/* Transmit through the transmit faults (the port's transmit path while
+ * they are on): every frame counts as taken, as on a wire; what the
  * device then refuses is dropped (drop_tx_full). */
 uint16_t port_fault_tx(struct dpdat_port *p, struct rte_mbuf **pkts,
 		       uint16_t n);
-/* Turn the faults off: callback removed, held frames freed. */
+/* Turn the faults off: the paths restored, held frames freed. */
 void port_fault_release(struct dpdat_port *p);
-bool port_fault_tx_on(const struct dpdat_port *p);
 
 /* capture.c: the device's transmit burst, with copies of what it took
  * written to the capture when one runs (the transmit path while it does,

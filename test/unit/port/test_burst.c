@@ -5,11 +5,11 @@
 /*
  * The port's bursts on a net_ring port, with the optional work (fault
  * injection, capture) off and on. Off, a receive burst fills the caller's
- * whole array (no room kept for duplicates nobody injects); on, duplicates
- * use the room the burst left and are counted, those that do not fit are
- * not made and are counted too; the capture sees the frames as the wire
- * carried them (before the receive faults), and off again nothing of
- * either is left.
+ * whole array (no room kept for duplicates nobody injects); with receive
+ * faults on, the device is asked for fewer frames so that every duplicate
+ * has room (a caller with too little room loses them, counted); the
+ * capture sees the frames as the wire carried them (before the receive
+ * faults), and off again nothing of either is left.
  */
 
 #include <stdio.h>
@@ -143,40 +143,47 @@ test_full_burst(void)
 	CU_ASSERT_EQUAL(sizes[1], 8);
 }
 
-/* Receive duplicates: made in the room the burst left, counted; a burst
- * that fills the array leaves no room, its duplicates are counted as not
- * made. Off again, full bursts and no more duplicates. */
+/* Receive duplicates: each one made and counted, the device asked for
+ * (PORT_BURST - 1) / 2 frames while faults are on; a caller with room for
+ * one frame gets it, its duplicate is counted as not made. Off again, full
+ * bursts and no more duplicates. */
 static void
 test_rx_dup(void)
 {
 	struct dpdat_fault_conf fc = { .rx = { .dup = 1 }, .seed = 3 };
 	struct dpdat_port_stats st0, st;
-	unsigned int sizes[4] = { 0 };
+	unsigned int sizes[8] = { 0 };
 	uint64_t lost0 = port->fault_dup_lost;
+	struct rte_mbuf *one;
 
 	dpdat_port_stats(port, &st0);
 	CU_ASSERT_EQUAL_FATAL(dpdat_port_set_faults(port, &fc), 0);
 	CU_ASSERT_EQUAL_FATAL(arrive(8), 0);
-	CU_ASSERT_EQUAL(drain(sizes, 4), 16);
+	CU_ASSERT_EQUAL(drain(sizes, 8), 16);
 	CU_ASSERT_EQUAL(sizes[0], 16);
 	dpdat_port_stats(port, &st);
 	CU_ASSERT_EQUAL(st.fault_dup, st0.fault_dup + 8);
 	CU_ASSERT_EQUAL(st.rx_roce, st0.rx_roce + 16);
-	/* a full burst: frames kept, duplicates not made */
+	/* more than a burst waiting: every frame and its duplicate */
 	CU_ASSERT_EQUAL_FATAL(arrive(PORT_BURST), 0);
 	memset(sizes, 0, sizeof(sizes));
-	CU_ASSERT_EQUAL(drain(sizes, 4), PORT_BURST);
-	CU_ASSERT_EQUAL(sizes[0], PORT_BURST);
+	CU_ASSERT_EQUAL(drain(sizes, 8), 2 * PORT_BURST);
+	CU_ASSERT_EQUAL(sizes[0], 2 * ((PORT_BURST - 1) / 2));
 	dpdat_port_stats(port, &st);
-	CU_ASSERT_EQUAL(st.fault_dup, st0.fault_dup + 8);
-	CU_ASSERT_EQUAL(port->fault_dup_lost, lost0 + PORT_BURST);
+	CU_ASSERT_EQUAL(st.fault_dup, st0.fault_dup + 8 + PORT_BURST);
+	CU_ASSERT_EQUAL(port->fault_dup_lost, lost0);
+	/* no room for a duplicate */
+	CU_ASSERT_EQUAL_FATAL(arrive(1), 0);
+	CU_ASSERT_EQUAL(port_rx(port, &one, 1), 1);
+	rte_pktmbuf_free(one);
+	CU_ASSERT_EQUAL(port->fault_dup_lost, lost0 + 1);
 	CU_ASSERT_EQUAL(dpdat_port_set_faults(port, NULL), 0);
 	CU_ASSERT_EQUAL_FATAL(arrive(PORT_BURST), 0);
 	memset(sizes, 0, sizeof(sizes));
-	CU_ASSERT_EQUAL(drain(sizes, 4), PORT_BURST);
+	CU_ASSERT_EQUAL(drain(sizes, 8), PORT_BURST);
 	CU_ASSERT_EQUAL(sizes[0], PORT_BURST);
 	dpdat_port_stats(port, &st);
-	CU_ASSERT_EQUAL(st.fault_dup, st0.fault_dup + 8);
+	CU_ASSERT_EQUAL(st.fault_dup, st0.fault_dup + 8 + PORT_BURST);
 }
 
 /* Transmit faults act like the wire: every frame handed over is taken,
@@ -241,7 +248,7 @@ test_capture(void)
 
 static CU_TestInfo burst_tests[] = {
 	{ "faults off: a full burst", test_full_burst },
-	{ "receive duplicates: in the room left, counted", test_rx_dup },
+	{ "receive duplicates: all made, counted", test_rx_dup },
 	{ "transmit duplicates: all taken, all sent", test_tx_dup },
 	{ "capture: what the wire carried, then nothing", test_capture },
 	CU_TEST_INFO_NULL,
