@@ -135,6 +135,9 @@ dpdat_port_stats(const struct dpdat_port *port, struct dpdat_port_stats *stats);
  * next burst; call from the thread that runs the port's engine, or before it
  * starts. The environment variable DPDAT_FAULT sets the same at port creation:
  * "rx:drop=0.01,dup=0.01,reorder=0.01,corrupt=0.01;tx:drop=0.05;seed=42".
+ * While receive faults are on, the port asks the device for at most 15
+ * frames a burst, so that each may be duplicated in the engine's 32. Off,
+ * injection costs the bursts nothing.
  *
  * @param conf
  *   Rates and seed; NULL turns injection off.
@@ -150,10 +153,12 @@ dpdat_port_set_faults(struct dpdat_port *port,
  * Received frames are recorded as they arrive, before fault injection;
  * sent frames as the device takes them, after it. The environment variable
  * DPDAT_PCAP=<path> starts a capture at port creation; "%p" in the path
- * becomes the process id (one file per process).
+ * becomes the process id (one file per process). Stopped, it costs the
+ * bursts nothing.
  *
  * @return 0, -EBADF, -EINVAL (path NULL), -EBUSY (already capturing),
- *   -errno of open(), -ENOMEM.
+ *   -errno of open(), -ENOMEM, -ENOTSUP (DPDK could not install the
+ *   receive callback).
  */
 int
 dpdat_port_capture_start(struct dpdat_port *port, const char *path);

@@ -3,7 +3,12 @@
  */
 
 /* Fault injection: drop, duplicate, reorder and corrupt frames at configured
- * rates, reproducibly from a seed, with counters. Runs on the port's thread. */
+ * rates, reproducibly from a seed, with counters. Runs on the port's thread,
+ * only while on: the faults of a direction replace the port's receive or
+ * transmit path, put back by dpdat_port_set_faults() when they go off (on
+ * that thread, or with its engine held). Not a DPDK receive callback: that
+ * gets only the room the device left in the burst, none when the device
+ * fills it, as it does under load; the receive path asks it for fewer. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +18,9 @@
 #include <rte_errno.h>
 
 #include "port_priv.h"
+
+/* a transmit chunk of PORT_BURST frames, each duplicated, and a held one */
+#define FAULT_MAX (2 * PORT_BURST + 1)
 
 static inline uint32_t
 rnd(struct dpdat_port *p)
@@ -47,51 +55,24 @@ set_dir(struct port_fault *f, const struct dpdat_fault_rates *r)
 	f->corrupt = threshold(r->corrupt);
 }
 
-void
-port_fault_release(struct dpdat_port *p)
+/* Pass the n frames in pkts through the faults f; the result (duplicates,
+ * and one held back from an earlier call) is written back to pkts, at most
+ * max frames: a duplicate that does not fit is not made (fault_dup_lost),
+ * a held frame that does not fit waits for a later frame. n <= max <=
+ * FAULT_MAX. Returns the count. */
+static uint16_t
+fault_apply(struct dpdat_port *p, struct port_fault *f,
+	    struct rte_mbuf **pkts, uint16_t n, uint16_t max)
 {
-	rte_pktmbuf_free(p->frx.held);
-	rte_pktmbuf_free(p->ftx.held);
-	p->frx.held = p->ftx.held = NULL;
-}
-
-int
-dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
-{
-	static const struct dpdat_fault_conf off;
-
-	if (p == NULL || p->magic != PORT_MAGIC)
-		return -EBADF;
-	if (c == NULL)
-		c = &off;
-	if (!rates_ok(&c->rx) || !rates_ok(&c->tx))
-		return -EINVAL;
-	set_dir(&p->frx, &c->rx);
-	set_dir(&p->ftx, &c->tx);
-	p->rng = c->seed ? c->seed : 1;
-	p->faults = memcmp(c, &off, offsetof(struct dpdat_fault_conf, seed));
-	if (p->faults)
-		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "
-			 "corrupt %.3f, tx drop %.3f dup %.3f reorder %.3f "
-			 "corrupt %.3f, seed %lu", p->name, c->rx.drop,
-			 c->rx.dup, c->rx.reorder, c->rx.corrupt, c->tx.drop,
-			 c->tx.dup, c->tx.reorder, c->tx.corrupt,
-			 (unsigned long)p->rng);
-	else
-		port_fault_release(p);
-	return 0;
-}
-
-uint16_t
-port_fault_apply(struct dpdat_port *p, struct port_fault *f,
-		 struct rte_mbuf **pkts, uint16_t n)
-{
-	struct rte_mbuf *in[2 * PORT_BURST + 1], *m, *c;
+	struct rte_mbuf *in[FAULT_MAX], *m, *c;
 	uint16_t i, out = 0;
 	uint8_t *b;
 
 	memcpy(in, pkts, n * sizeof(*pkts));
 	for (i = 0; i < n; i++) {
+		/* slots beyond one for each frame still to place, m's too */
+		int room = max - out - (n - i);
+
 		m = in[i];
 		if (f->drop && rnd(p) < f->drop) {
 			p->st.fault_drop++;
@@ -106,10 +87,15 @@ port_fault_apply(struct dpdat_port *p, struct port_fault *f,
 				(uint8_t)(1u << (rnd(p) & 7));
 			p->st.fault_corrupt++;
 		}
-		if (f->dup && rnd(p) < f->dup &&
-		    (c = rte_pktmbuf_copy(m, p->pool, 0, UINT32_MAX)) != NULL) {
-			p->st.fault_dup++;
-			pkts[out++] = c;
+		if (f->dup && rnd(p) < f->dup) {
+			if (room <= 0) {
+				p->fault_dup_lost++;
+			} else if ((c = rte_pktmbuf_copy(m, p->pool, 0,
+						UINT32_MAX)) != NULL) {
+				p->st.fault_dup++;
+				pkts[out++] = c;
+				room--;
+			}
 		}
 		if (f->held == NULL && f->reorder && rnd(p) < f->reorder) {
 			p->st.fault_reorder++;
@@ -117,12 +103,103 @@ port_fault_apply(struct dpdat_port *p, struct port_fault *f,
 			continue;
 		}
 		pkts[out++] = m;
-		if (f->held != NULL && f->held != m) {
+		if (f->held != NULL && room > 0) {
 			pkts[out++] = f->held;
 			f->held = NULL;
 		}
 	}
 	return out;
+}
+
+/* Ask the device for fewer frames, so that each may be duplicated within
+ * the caller's n (the engine's 32: 15 frames, as many duplicates and a held
+ * frame); only a caller with less room loses duplicates. */
+uint16_t
+port_fault_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t nb;
+
+	n = RTE_MIN(n, PORT_BURST);
+	nb = p->dev_rx(p, pkts, n > 2 ? (n - 1) / 2 : n);
+	return fault_apply(p, &p->frx, pkts, nb, n);
+}
+
+uint16_t
+port_fault_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	struct rte_mbuf *f[FAULT_MAX];
+	uint16_t sent, m, done = 0;
+
+	while (done < n) {
+		m = RTE_MIN(n - done, PORT_BURST);
+		memcpy(f, pkts + done, m * sizeof(*f));
+		done += m;
+		/* room for every duplicate: nothing lost on transmit */
+		m = fault_apply(p, &p->ftx, f, m, RTE_DIM(f));
+		sent = m ? port_capture_tx(p, f, m) : 0;
+		if (sent < m) {
+			p->st.drop_tx_full += m - sent;
+			rte_pktmbuf_free_bulk(f + sent, m - sent);
+		}
+	}
+	return n;
+}
+
+/* The frame a direction held back goes when its faults go off. */
+static void
+fault_drop_held(struct port_fault *f)
+{
+	if (!port_fault_on(f)) {
+		rte_pktmbuf_free(f->held);
+		f->held = NULL;
+	}
+}
+
+void
+port_fault_release(struct dpdat_port *p)
+{
+	static const struct port_fault off;
+
+	rte_pktmbuf_free(p->frx.held);
+	rte_pktmbuf_free(p->ftx.held);
+	p->frx = p->ftx = off;
+	port_path_update(p);
+}
+
+int
+dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
+{
+	static const struct dpdat_fault_conf off;
+	struct port_fault rx = { 0 }, tx = { 0 };
+
+	if (p == NULL || p->magic != PORT_MAGIC)
+		return -EBADF;
+	if (c == NULL)
+		c = &off;
+	if (!rates_ok(&c->rx) || !rates_ok(&c->tx))
+		return -EINVAL;
+	set_dir(&rx, &c->rx);
+	set_dir(&tx, &c->tx);
+	rx.held = p->frx.held;
+	tx.held = p->ftx.held;
+	p->frx = rx;
+	p->ftx = tx;
+	fault_drop_held(&p->frx);
+	fault_drop_held(&p->ftx);
+	p->rng = c->seed ? c->seed : 1;
+	port_path_update(p);
+	if (port_fault_on(&rx) || port_fault_on(&tx))
+		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "
+			 "corrupt %.3f, tx drop %.3f dup %.3f reorder %.3f "
+			 "corrupt %.3f, seed %lu", p->name, c->rx.drop,
+			 c->rx.dup, c->rx.reorder, c->rx.corrupt, c->tx.drop,
+			 c->tx.dup, c->tx.reorder, c->tx.corrupt,
+			 (unsigned long)p->rng);
+	else if (p->fault_dup_lost != 0)
+		PORT_LOG(NOTICE, "%s: faults off; %lu receive duplicates not "
+			 "made (no room in the receiver's array)", p->name,
+			 (unsigned long)p->fault_dup_lost);
+	return 0;
 }
 
 static int

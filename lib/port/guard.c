@@ -22,6 +22,12 @@
  * ours (the default one, or a sanitizer's), so the crash is reported where
  * it happened.
  *
+ * The guard is not optional work: a memif port needs it for as long as it
+ * lives. port_guard_enable() makes these the port's device bursts when it
+ * is configured; other ports call the device directly, with no test for
+ * it. The capture's receive callback runs inside the guarded burst, after
+ * the driver's part.
+ *
  * Not covered: a poller held inside one burst for the whole of a
  * disconnect and a new connection (server role: the new client's regions
  * may be mapped where the old ones were) sees the new rings with the old
@@ -125,7 +131,9 @@ void
 port_guard_enable(struct dpdat_port *p)
 {
 	pthread_once(&guard_once, guard_install);
-	p->guarded = true;
+	p->dev_rx = port_guarded_rx;
+	p->dev_tx = port_guarded_tx;
+	port_path_update(p);
 }
 
 /* After a jump: the link was down, the driver had unmapped the rings. */
@@ -157,22 +165,37 @@ port_guarded_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	return nb;
 }
 
-uint16_t
-port_guarded_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+/* The transmit burst under the guard; -1 when it was cut short. Apart
+ * from the counting, whose locals a jump would clobber. */
+static __rte_noinline int
+guard_tx_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	struct guard g;
 	uint16_t nb;
 
 	if (sigsetjmp(g.env, 0) != 0) {
-		/* the driver freed what it copied before the fault and may
-		 * hold the rest: none of it is the caller's any more (a leak
-		 * of at most one burst, never a double free) */
 		guard_tripped(p, "transmit", &g);
-		return n;
+		return -1;
 	}
 	g.port_id = p->port_id;
 	guard_cur = &g;
 	nb = rte_eth_tx_burst(p->port_id, 0, pkts, n);
 	guard_cur = NULL;
 	return nb;
+}
+
+/* Counts what it sent, as port_dev_tx() does. */
+uint16_t
+port_guarded_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	const uint64_t bytes = port_tx_bytes(pkts, n);
+	int nb = guard_tx_burst(p, pkts, n);
+
+	/* cut short: the driver freed what it copied before the fault and
+	 * may hold the rest: none of it is the caller's any more (a leak of
+	 * at most one burst, never a double free), none counts as sent */
+	if (nb < 0)
+		return n;
+	port_tx_count(p, pkts, n, (uint16_t)nb, bytes);
+	return (uint16_t)nb;
 }

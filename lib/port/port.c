@@ -2,7 +2,10 @@
  * Copyright (c) 2026 The dpdat authors
  */
 
-/* Port bring-up and teardown, and the receive/transmit bursts. */
+/* Port bring-up and teardown, and the receive/transmit bursts. The bursts
+ * carry no test for optional work: while fault injection or capture is on,
+ * it replaces the receive or transmit path or installs a DPDK receive
+ * callback (port_priv.h); memif's guard is its device burst. */
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_udp.h>
 
 #include <dpdat/dpdat_env.h>
@@ -471,6 +475,9 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	p->guard_fd = -1;
 	p->xdp_lock = -1;
 	p->tsc_hz = rte_get_tsc_hz();
+	p->dev_rx = port_dev_rx;	/* memif's are guarded: port_configure */
+	p->dev_tx = port_dev_tx;
+	port_path_update(p);
 	ret = port_devargs(conf->device, p->mtu, devargs, sizeof(devargs));
 	if (ret == 0)
 		ret = port_find_or_probe(devargs, &p->port_id, &p->probed,
@@ -703,101 +710,63 @@ port_rx_one(struct dpdat_port *p, struct rte_mbuf *m)
 }
 
 uint16_t
-port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+port_dev_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	struct rte_mbuf *rx[2 * PORT_BURST + 1];
-	uint16_t i, nb, out = 0;
-
-	/* room for the duplicates fault injection may add */
-	/* faults may return 2n + 1 frames (duplicates and a held one) */
-	n = RTE_MIN((uint16_t)((n - 1) / 2), PORT_BURST);
-	nb = likely(!p->guarded) ? rte_eth_rx_burst(p->port_id, 0, rx, n) :
-		port_guarded_rx(p, rx, n);
-	if (unlikely(p->cap != NULL) && nb != 0) {
-		struct rte_mbuf *cp[PORT_BURST];
-
-		port_capture_copy(p, rx, nb, cp, 0);
-		port_capture_write(p, cp, nb, nb);
-	}
-	if (unlikely(p->faults))
-		nb = port_fault_apply(p, &p->frx, rx, nb);
-	for (i = 0; i < nb; i++)
-		if (port_rx_one(p, rx[i]))
-			pkts[out++] = rx[i];
-	return out;
+	return rte_eth_rx_burst(p->port_id, 0, pkts, n);
 }
 
-static inline uint16_t
+uint16_t
 port_dev_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	if (likely(!p->guarded))
-		return rte_eth_tx_burst(p->port_id, 0, pkts, n);
-	return port_guarded_tx(p, pkts, n);
-}
+	const uint64_t bytes = port_tx_bytes(pkts, n);
+	uint16_t sent = rte_eth_tx_burst(p->port_id, 0, pkts, n);
 
-/* The device burst, with the capture of what it took and the bytes sent
- * (counted before: what the device took may be freed already). A burst the
- * guard cut short took every frame and sent none. */
-static uint16_t
-port_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
-{
-	struct rte_mbuf *cp[2 * PORT_BURST + 1];
-	uint64_t bytes = 0, cut;
-	uint16_t sent, c, k;
-
-	c = unlikely(p->cap != NULL) ? RTE_MIN(n, (uint16_t)RTE_DIM(cp)) : n;
-	for (k = 0; k < c; k++)
-		bytes += rte_pktmbuf_pkt_len(pkts[k]);
-	if (unlikely(p->cap != NULL))
-		port_capture_copy(p, pkts, c, cp, 1);
-	cut = p->st.peer_unmapped;
-	sent = port_dev_tx(p, pkts, c);
-	if (unlikely(p->st.peer_unmapped != cut)) {
-		/* the guard cut the burst short: the device has the frames
-		 * (or lost them), none went out */
-		if (unlikely(p->cap != NULL))
-			port_capture_write(p, cp, c, 0);
-		return sent;
-	}
-	if (unlikely(p->cap != NULL))
-		port_capture_write(p, cp, c, sent);
-	for (k = sent; k < c; k++)
-		bytes -= rte_pktmbuf_pkt_len(pkts[k]);
-	p->st.tx_bytes += bytes;
-	p->st.tx_pkts += sent;
+	port_tx_count(p, pkts, n, sent, bytes);
 	return sent;
 }
 
-/* Transmit through the faults: the frames handed over count as taken
- * (faults act like the wire), whatever the device then refuses is dropped. */
-static uint16_t
-port_tx_faulty(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+void
+port_path_update(struct dpdat_port *p)
 {
-	struct rte_mbuf *f[2 * PORT_BURST + 1];
-	uint16_t sent, m, done = 0;
+	p->rx_burst = port_fault_on(&p->frx) ? port_fault_rx : p->dev_rx;
+	if (port_fault_on(&p->ftx))
+		p->tx_burst = port_fault_tx;	/* it captures, if asked */
+	else if (p->cap != NULL)
+		p->tx_burst = port_capture_tx;
+	else
+		p->tx_burst = p->dev_tx;
+}
 
-	while (done < n) {
-		m = RTE_MIN(n - done, PORT_BURST);
-		memcpy(f, pkts + done, m * sizeof(*f));
-		m = port_fault_apply(p, &p->ftx, f, m);
-		sent = m ? port_burst(p, f, m) : 0;
-		if (sent < m) {
-			p->st.drop_tx_full += m - sent;
-			rte_pktmbuf_free_bulk(f + sent, m - sent);
-		}
-		done += RTE_MIN(n - done, PORT_BURST);
-	}
-	return n;
+void
+port_rx_cb_remove(struct dpdat_port *p, const struct rte_eth_rxtx_callback **cb)
+{
+	if (*cb == NULL)
+		return;
+	/* DPDK unlinks it and leaves the memory to us, for when no burst
+	 * can be reading it: now */
+	if (rte_eth_remove_rx_callback(p->port_id, 0, *cb) == 0)
+		rte_free((void *)(uintptr_t)*cb);
+	*cb = NULL;
+}
+
+/* With faults and capture off, rx_burst is the device's burst and the
+ * queue has no callback: this is the burst and the classification. */
+uint16_t
+port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t i, nb, out = 0;
+
+	nb = p->rx_burst(p, pkts, RTE_MIN(n, PORT_BURST));
+	for (i = 0; i < nb; i++)
+		if (port_rx_one(p, pkts[i]))
+			pkts[out++] = pkts[i];
+	return out;
 }
 
 uint16_t
 port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	if (n == 0)
-		return 0;
-	if (unlikely(p->faults))
-		return port_tx_faulty(p, pkts, n);
-	return port_burst(p, pkts, n);
+	return p->tx_burst(p, pkts, n);
 }
 
 uint16_t

@@ -9,6 +9,14 @@
  * Internal view of a port for the engine. The data-path calls (port_rx,
  * port_tx, port_frame, port_resolve, port_timer) are made by the one thread
  * that owns the port: no locks.
+ *
+ * Optional work stays off the bursts until it is turned on (DPDK's pdump
+ * pattern): the receive capture is a DPDK receive callback of the port's
+ * queue; fault injection and the transmit capture replace the port's
+ * receive or transmit path (rx_burst, tx_burst), each installed when it is
+ * turned on and removed when it goes off, by the thread that owns the port
+ * (or with its engine held). memif's bursts run guarded (guard.c): the
+ * device burst functions are chosen once, when the port is configured.
  */
 
 #include <stdbool.h>
@@ -58,6 +66,14 @@ struct port_fault {
 	struct rte_mbuf *held;		/* waiting to be reordered */
 };
 
+struct dpdat_port;
+struct rte_eth_rxtx_callback;
+
+/* A burst of the port: the device's (plain or guarded), or a transmit path
+ * with optional work. Returns the number of frames taken. */
+typedef uint16_t (*port_burst_t)(struct dpdat_port *p, struct rte_mbuf **pkts,
+				 uint16_t n);
+
 struct dpdat_port {
 	uint32_t magic;
 	uint16_t port_id;
@@ -71,13 +87,23 @@ struct dpdat_port {
 	struct rte_mempool *pool;
 	uint64_t tsc_hz;
 	struct dpdat_port_stats st;
-	bool faults;		/* any rate non-zero */
+	/* the device's bursts: port_dev_rx/tx, or memif's guarded ones */
+	port_burst_t dev_rx, dev_tx;
+	/* what port_rx() calls: dev_rx, or port_fault_rx while receive
+	 * faults are on */
+	port_burst_t rx_burst;
+	/* what port_tx_some() calls: dev_tx, or while transmit faults or
+	 * the capture are on, port_fault_tx or port_capture_tx */
+	port_burst_t tx_burst;
+	/* the capture's receive callback of the queue, NULL while off */
+	const struct rte_eth_rxtx_callback *cap_rx_cb;
 	uint64_t rng;
 	struct port_fault frx, ftx;
+	/* receive duplicates not made: the caller's array had no room */
+	uint64_t fault_dup_lost;
 	struct port_capture *cap;	/* NULL unless capturing */
 	bool isolated;		/* rte_flow isolated mode */
 	bool memif;		/* the device is DPDK's memif */
-	bool guarded;		/* memif: bursts survive the peer's unmap */
 	bool link_up;		/* as port_timer() last saw it */
 	struct rte_flow *flows[2];	/* RoCEv2 and ARP steering */
 	/* kern.c: the kernel owns the interface, its address and ARP */
@@ -92,9 +118,10 @@ struct dpdat_port {
 	struct port_neigh neigh[PORT_NEIGH_SIZE];
 };
 
-/* Receive a burst; ARP is answered and learnt here, frames that are not
- * RoCEv2 for us are dropped. RoCE frames are returned with the Ethernet,
- * IPv4 and UDP headers still in place (the BTH at PORT_HDR_LEN). */
+/* Receive a burst of up to n (at most PORT_BURST) frames into pkts; ARP
+ * is answered and learnt here, frames that are not RoCEv2 for us are
+ * dropped. RoCE frames are returned with the Ethernet, IPv4 and UDP
+ * headers still in place (the BTH at PORT_HDR_LEN). */
 uint16_t port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
 
 /* The classification of port_rx for one frame: true when m is a RoCEv2
@@ -122,25 +149,77 @@ int port_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac);
 /* Retries and expiry of the neighbour table; call now and then. */
 void port_timer(struct dpdat_port *p);
 
-/* fault.c: pass the n frames in pkts through the faults of one direction;
- * the result (up to 2n + 1 frames: duplicates, and one held back from an
- * earlier call) is written back to pkts, its count returned. */
-uint16_t port_fault_apply(struct dpdat_port *p, struct port_fault *f,
-			  struct rte_mbuf **pkts, uint16_t n);
+/* The device's bursts, unguarded; transmit counts what the device took. */
+uint16_t port_dev_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
+uint16_t port_dev_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
+
+/* Choose rx_burst and tx_burst for what is on now (faults, capture):
+ * after either is turned on or off, or the device bursts change. */
+void port_path_update(struct dpdat_port *p);
+
+/* Remove a receive callback of the port's queue and free it (no burst can
+ * be running: the caller owns the port); *cb becomes NULL. */
+void port_rx_cb_remove(struct dpdat_port *p,
+		       const struct rte_eth_rxtx_callback **cb);
+
+/* The bytes of n frames: counted before a transmit burst (the device may
+ * free what it takes at once). */
+static inline uint64_t
+port_tx_bytes(struct rte_mbuf **pkts, uint16_t n)
+{
+	uint64_t bytes = 0;
+	uint16_t k;
+
+	for (k = 0; k < n; k++)
+		bytes += rte_pktmbuf_pkt_len(pkts[k]);
+	return bytes;
+}
+
+/* Count a transmit burst of n frames (bytes of them all) that sent the
+ * first sent. */
+static inline void
+port_tx_count(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n,
+	      uint16_t sent, uint64_t bytes)
+{
+	uint16_t k;
+
+	for (k = sent; k < n; k++)
+		bytes -= rte_pktmbuf_pkt_len(pkts[k]);
+	p->st.tx_bytes += bytes;
+	p->st.tx_pkts += sent;
+}
+
+/* fault.c: any fault of one direction on */
+static inline bool
+port_fault_on(const struct port_fault *f)
+{
+	return (f->drop | f->dup | f->reorder | f->corrupt) != 0;
+}
+
+/* Receive through the receive faults (the port's receive path while they
+ * are on): the device is asked for fewer frames, so that each may be
+ * duplicated within the caller's n. */
+uint16_t port_fault_rx(struct dpdat_port *p, struct rte_mbuf **pkts,
+		       uint16_t n);
+/* Transmit through the transmit faults (the port's transmit path while
+ * they are on): every frame counts as taken, as on a wire; what the
+ * device then refuses is dropped (drop_tx_full). */
+uint16_t port_fault_tx(struct dpdat_port *p, struct rte_mbuf **pkts,
+		       uint16_t n);
+/* Turn the faults off: the paths restored, held frames freed. */
 void port_fault_release(struct dpdat_port *p);
 
-/* capture.c: copy frames (NULL where a copy failed), then write the first
- * keep copies and free the rest: transmit copies before the burst (the
- * device frees what it sends) and writes what it took. */
+/* capture.c: the device's transmit burst, with copies of what it took
+ * written to the capture when one runs (the transmit path while it does,
+ * and the device burst of port_fault_tx). */
 struct port_capture;
-uint16_t port_capture_copy(struct dpdat_port *p, struct rte_mbuf **pkts,
-			   uint16_t n, struct rte_mbuf **copies, int tx);
-void port_capture_write(struct dpdat_port *p, struct rte_mbuf **copies,
-			uint16_t n, uint16_t keep);
+uint16_t port_capture_tx(struct dpdat_port *p, struct rte_mbuf **pkts,
+			 uint16_t n);
 
-/* guard.c: the device bursts of a port that port_guard_enable() marked
- * (memif), which survive the driver unmapping the peer's memory under
- * them: the burst then ends early and counts in peer_unmapped. */
+/* guard.c: memif's device bursts (port_guard_enable() installs them),
+ * which survive the driver unmapping the peer's memory under them: the
+ * burst then ends early and counts in peer_unmapped (a transmit burst so
+ * cut took every frame and sent none). */
 void port_guard_enable(struct dpdat_port *p);
 uint16_t port_guarded_rx(struct dpdat_port *p, struct rte_mbuf **pkts,
 			 uint16_t n);

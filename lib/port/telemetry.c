@@ -59,6 +59,7 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 {
 	struct dpdat_port_stats st;
 	struct dpdat_port *p = NULL;
+	uint64_t dup_lost;
 	char *end;
 	long id;
 
@@ -76,6 +77,7 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 		return -ENODEV;
 	}
 	st = p->st;	/* counters of a running engine: a snapshot */
+	dup_lost = p->fault_dup_lost;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_string(d, "name", p->name);
 	pthread_mutex_unlock(&tel_lock);
@@ -89,6 +91,7 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	U64(captured); U64(capture_lost);
 	U64(peer_unmapped);
 #undef U64
+	rte_tel_data_add_dict_u64(d, "fault_dup_lost", dup_lost);
 	return 0;
 }
 
