@@ -16,6 +16,8 @@
 
 #include <CUnit/Basic.h>
 
+#include <rte_common.h>
+
 #include "eal_priv.h"
 #include "unit_run.h"
 
@@ -156,12 +158,110 @@ test_split_limits(void)
 	CU_ASSERT_EQUAL(eal_user_split(big, &u), -EINVAL);
 }
 
+/* a prefix, a log level and a memory size of the conf's own */
+static void
+test_conf_values(void)
+{
+	struct dpdat_eal_conf c = { .file_prefix = "mine", .log_level = 7 };
+	struct eal_user u = { .n = 0 };
+
+	build(&c, NULL, DPDAT_MEM_MODE_HUGE);
+	CU_ASSERT(has("--file-prefix=mine"));
+	CU_ASSERT_EQUAL(count("--file-prefix="), 1);
+	CU_ASSERT(has("--log-level=7"));
+	CU_ASSERT_STRING_EQUAL(argv[0], "dpdat");	/* no program name */
+	c.log_level = 0;
+	build(&c, NULL, DPDAT_MEM_MODE_HUGE);
+	CU_ASSERT_EQUAL(count("--log-level"), 0);
+	/* the size asked for goes to -m in no-huge mode */
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	argc = 0;
+	CU_ASSERT_EQUAL_FATAL(eal_args_build(&c, &u, DPDAT_MEM_MODE_NOHUGE,
+					     1500, argv, &argc), 0);
+	CU_ASSERT(has("-m1500"));
+	CU_ASSERT(!has("-m256"));
+}
+
+/* The most a conf and DPDAT_EAL may hold (16 devices, a full DPDAT_EAL,
+ * a log level) still fits the EAL's argv, in full. */
+static void
+test_largest_fits(void)
+{
+	struct dpdat_eal_conf c = { .program = "x", .log_level = 8 };
+	struct eal_user u = { .n = 0 };
+
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	argc = 0;
+	while (u.n < RTE_DIM(u.args))
+		u.args[u.n++] = (char *)"--vdev=net_null0";
+	c.devices = (const char *[]){ "a", "b", "c", "d", "e", "f", "g",
+		"h", "i", "j", "k", "l", "m", "n", "o", "p" };
+	c.n_devices = 16;
+	CU_ASSERT_EQUAL_FATAL(eal_args_build(&c, &u, DPDAT_MEM_MODE_NOHUGE,
+					     256, argv, &argc), 0);
+	CU_ASSERT(argc <= EAL_MAX_ARGS);
+	/* program, cores, prefix, 3 of memory, 16 -a, log level, the user's */
+	CU_ASSERT_EQUAL(argc, 1 + 1 + 1 + 3 + 16 + 1 + (int)RTE_DIM(u.args));
+	CU_ASSERT_STRING_EQUAL(argv[argc - 1], "--vdev=net_null0");
+	CU_ASSERT(has("-ap"));
+}
+
+/* Malformed settings: dpdat_eal_init refuses them before the EAL starts
+ * (so each case here can run in one process). */
+static void
+test_malformed_env(void)
+{
+	static const char *const huge[] = { "sometimes", "", "2", "NEVERX",
+		"on" };
+	static const char *const mb[] = { "0", "-5", "12x", "1048577",
+		"99999999999999999999" };
+	struct dpdat_eal_conf c = { .program = "t",
+				    .huge = DPDAT_HUGE_NEVER };
+	char big[4096];
+
+	for (size_t i = 0; i < RTE_DIM(huge); i++) {
+		if (huge[i][0] == '\0')
+			continue;	/* empty: the default */
+		setenv("DPDAT_HUGE", huge[i], 1);
+		CU_ASSERT_EQUAL(dpdat_eal_init(&c), -EINVAL);
+	}
+	unsetenv("DPDAT_HUGE");
+	for (size_t i = 0; i < RTE_DIM(mb); i++) {
+		setenv("DPDAT_MEM_MB", mb[i], 1);
+		CU_ASSERT_EQUAL(dpdat_eal_init(&c), -EINVAL);
+	}
+	unsetenv("DPDAT_MEM_MB");
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	setenv("DPDAT_EAL", big, 1);
+	CU_ASSERT_EQUAL(dpdat_eal_init(&c), -EINVAL);
+	unsetenv("DPDAT_EAL");
+	/* and a conf that cannot be right */
+	c.huge = (enum dpdat_huge_policy)77;
+	CU_ASSERT_EQUAL(dpdat_eal_init(&c), -EINVAL);
+	c.huge = DPDAT_HUGE_NEVER;
+	c.n_devices = 17;
+	c.devices = (const char *[17]){ 0 };
+	CU_ASSERT_EQUAL(dpdat_eal_init(&c), -EINVAL);
+	c.n_devices = 1;
+	c.devices = NULL;
+	CU_ASSERT_EQUAL(dpdat_eal_init(&c), -EINVAL);
+	c.n_devices = 0;
+	c.n_extra_args = 2;
+	CU_ASSERT_EQUAL(dpdat_eal_init(&c), -EINVAL);
+}
+
 static CU_TestInfo eal_tests[] = {
 	{ "defaults: --no-pci, one memory mode", test_defaults },
 	{ "a PCI device: -a, no --no-pci", test_pci_device },
 	{ "the user's -a/--allow: no --no-pci", test_user_allow_list },
 	{ "the user's cores, prefix and memory win", test_user_wins },
 	{ "DPDAT_EAL splitting and its limits", test_split_limits },
+	{ "the conf's prefix, log level and size", test_conf_values },
+	{ "the largest input fits in full", test_largest_fits },
+	{ "malformed DPDAT_HUGE, DPDAT_MEM_MB, DPDAT_EAL, conf", test_malformed_env },
 	CU_TEST_INFO_NULL,
 };
 

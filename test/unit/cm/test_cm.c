@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * lib/cm through its public calls, on the RC tests' rig (two devices on a
+ * net_ring pair, engines run by hand, test/unit/rc/rig.h): connect, accept
+ * and the events both ends see with their private data; reject with
+ * private data; disconnect from either end; a REQ to a service nobody
+ * listens on; a REQ that arrives twice; and every error code the
+ * dpdat_cm_* pages name that a test can provoke. A handle whose magic is
+ * wrong stands for a freed one (free poisons the magic; reading a freed
+ * object itself would be a use after free in the test).
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include <rte_errno.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+#include <rte_udp.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_cm.h>
+#include <dpdat/dpdat_qp.h>
+
+#include "cm_wire.h"
+#include "dev_priv.h"
+#include "port_priv.h"
+#include "rc_priv.h"
+#include "rig.h"
+#include "unit_run.h"
+
+#define ITERS	200000
+
+int engine_suite_init(void);
+
+static struct dpdat_cm_eq *ea, *eb;
+static uint64_t junk[512];	/* a handle of no type: magic 0 */
+
+static int
+cm_suite_init(void)
+{
+	if (engine_suite_init() != 0)
+		return -1;
+	ea = dpdat_cm_eq_create(A.dev, 64);
+	eb = dpdat_cm_eq_create(B.dev, 64);
+	return ea != NULL && eb != NULL ? 0 : -1;
+}
+
+static int
+cm_suite_clean(void)
+{
+	return dpdat_cm_eq_free(ea) == 0 && dpdat_cm_eq_free(eb) == 0 ? 0 : -1;
+}
+
+static struct dpdat_qp *
+qp_on(struct end *e)
+{
+	struct dpdat_qp_conf qc = { .max_send_wr = 16, .max_recv_wr = 16 };
+	struct dpdat_qp *qp;
+
+	qc.pz = e->pz;
+	qc.send_cq = qc.recv_cq = e->cq;
+	qp = dpdat_qp_create(e->dev, &qc);
+	CU_ASSERT_FATAL(qp != NULL);
+	return qp;
+}
+
+/* Nothing more on eq within a few hundred rounds. */
+static bool
+quiet(struct dpdat_cm_eq *eq)
+{
+	struct dpdat_cm_event ev;
+
+	return cm_next(eq, &ev, 500) == 0;
+}
+
+struct pair {
+	struct dpdat_cm_listener *l;
+	struct dpdat_cm_conn *ca, *cb;
+	struct dpdat_qp *qa, *qb;
+};
+
+/* A connects to B's listener on qual; B sees the request. */
+static void
+request(struct pair *p, uint64_t qual, const void *pd, uint16_t plen)
+{
+	struct dpdat_cm_event ev;
+
+	p->l = dpdat_cm_listen(B.dev, qual, eb);
+	CU_ASSERT_FATAL(p->l != NULL);
+	p->qa = qp_on(&A);
+	p->qb = qp_on(&B);
+	p->ca = dpdat_cm_connect(p->qa, B.pi.ipv4, qual, pd, plen, ea);
+	CU_ASSERT_FATAL(p->ca != NULL);
+	CU_ASSERT_EQUAL_FATAL(cm_next(eb, &ev, ITERS), DPDAT_CM_CONNECT_REQUEST);
+	p->cb = ev.conn;
+	CU_ASSERT_PTR_EQUAL(ev.listener, p->l);
+	CU_ASSERT_EQUAL(ev.conn_qual, qual);
+	CU_ASSERT_EQUAL(ev.peer_ipv4, A.pi.ipv4);
+	CU_ASSERT(ev.private_data_len >= plen);
+	if (plen != 0)
+		CU_ASSERT_EQUAL(memcmp(ev.private_data, pd, plen), 0);
+	CU_ASSERT_PTR_NULL(dpdat_cm_conn_qp(p->cb));
+}
+
+static void
+establish(struct pair *p, uint64_t qual)
+{
+	struct dpdat_cm_event ev;
+
+	request(p, qual, NULL, 0);
+	CU_ASSERT_EQUAL_FATAL(dpdat_cm_accept(p->cb, p->qb, "rep", 3, eb), 0);
+	CU_ASSERT_EQUAL_FATAL(cm_next(ea, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_EQUAL_FATAL(cm_next(eb, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+}
+
+static void
+pair_free(struct pair *p)
+{
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(p->ca), 0);
+	if (p->cb != NULL)
+		CU_ASSERT_EQUAL(dpdat_cm_conn_free(p->cb), 0);
+	CU_ASSERT_EQUAL(dpdat_qp_free(p->qa), 0);
+	CU_ASSERT_EQUAL(dpdat_qp_free(p->qb), 0);
+	CU_ASSERT_EQUAL(dpdat_cm_listen_free(p->l), 0);
+	run(20);
+	drain_cqs();
+}
+
+/* ---- the state machine ---- */
+
+static void
+test_connect_accept(void)
+{
+	static const char req_pd[] = "from A", rep_pd[] = "B says yes";
+	struct dpdat_qp_info ia, ib;
+	struct dpdat_cm_event ev;
+	struct pair p;
+
+	request(&p, 4721, req_pd, sizeof(req_pd));
+	CU_ASSERT_EQUAL_FATAL(dpdat_cm_accept(p.cb, p.qb, rep_pd,
+					      sizeof(rep_pd), eb), 0);
+	CU_ASSERT_PTR_EQUAL(dpdat_cm_conn_qp(p.cb), p.qb);
+	CU_ASSERT_EQUAL_FATAL(cm_next(ea, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, p.ca);
+	CU_ASSERT_EQUAL(memcmp(ev.private_data, rep_pd, sizeof(rep_pd)), 0);
+	CU_ASSERT_EQUAL_FATAL(cm_next(eb, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, p.cb);
+	CU_ASSERT_PTR_EQUAL(dpdat_cm_conn_qp(p.ca), p.qa);
+	/* both QPs ready to send, at the MTU both agreed */
+	CU_ASSERT_EQUAL(dpdat_qp_query(p.qa, &ia), 0);
+	CU_ASSERT_EQUAL(dpdat_qp_query(p.qb, &ib), 0);
+	CU_ASSERT_EQUAL(ia.state, DPDAT_QPS_RTS);
+	CU_ASSERT_EQUAL(ib.state, DPDAT_QPS_RTS);
+	CU_ASSERT_EQUAL(ia.pmtu, ib.pmtu);
+	/* one event each, no more */
+	CU_ASSERT(quiet(ea) && quiet(eb));
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(p.ca, NULL, 0), 0);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	pair_free(&p);
+}
+
+/* Either end may end it; the other sees the private data of the DREQ. */
+static void
+test_disconnect_both_ways(void)
+{
+	static const char bye[] = "goodbye from the passive side";
+	struct dpdat_cm_event ev;
+	struct dpdat_qp_info qi;
+	struct pair p;
+
+	for (int from_b = 0; from_b < 2; from_b++) {
+		struct dpdat_cm_conn *me, *peer;
+		struct dpdat_cm_eq *my_eq, *peer_eq;
+
+		establish(&p, 4722);
+		me = from_b ? p.cb : p.ca;
+		peer = from_b ? p.ca : p.cb;
+		my_eq = from_b ? eb : ea;
+		peer_eq = from_b ? ea : eb;
+		CU_ASSERT_EQUAL(dpdat_cm_disconnect(me, bye, sizeof(bye)), 0);
+		/* the caller's QP is in error at once (work flushed) */
+		dpdat_qp_query(from_b ? p.qb : p.qa, &qi);
+		CU_ASSERT_EQUAL(qi.state, DPDAT_QPS_ERR);
+		CU_ASSERT_EQUAL(cm_next(peer_eq, &ev, ITERS),
+				DPDAT_CM_DISCONNECTED);
+		CU_ASSERT_PTR_EQUAL(ev.conn, peer);
+		CU_ASSERT(ev.private_data_len >= sizeof(bye));
+		CU_ASSERT_EQUAL(memcmp(ev.private_data, bye, sizeof(bye)), 0);
+		CU_ASSERT_EQUAL(cm_next(my_eq, &ev, ITERS),
+				DPDAT_CM_DISCONNECTED);
+		CU_ASSERT_PTR_EQUAL(ev.conn, me);
+		/* once closed: no second disconnect */
+		CU_ASSERT_EQUAL(dpdat_cm_disconnect(me, NULL, 0), -EBUSY);
+		CU_ASSERT_EQUAL(dpdat_cm_disconnect(peer, NULL, 0), -EBUSY);
+		CU_ASSERT(quiet(ea) && quiet(eb));
+		pair_free(&p);
+	}
+}
+
+static void
+test_reject(void)
+{
+	uint8_t pd[DPDAT_CM_REJ_PDATA_MAX];
+	struct dpdat_cm_event ev;
+	struct pair p;
+
+	for (unsigned int i = 0; i < sizeof(pd); i++)
+		pd[i] = (uint8_t)(0x80 ^ i);
+	request(&p, 4723, "may I", 5);
+	CU_ASSERT_EQUAL(dpdat_cm_reject(p.cb, pd, sizeof(pd)), 0);
+	/* a decision is made once */
+	CU_ASSERT_EQUAL(dpdat_cm_reject(p.cb, NULL, 0), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, p.qb, NULL, 0, eb), -EBUSY);
+	CU_ASSERT_EQUAL_FATAL(cm_next(ea, &ev, ITERS), DPDAT_CM_REJECTED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, p.ca);
+	CU_ASSERT_EQUAL(ev.reason, DPDAT_CM_REJ_CONSUMER);
+	CU_ASSERT_EQUAL(ev.private_data_len, sizeof(pd));
+	CU_ASSERT_EQUAL(memcmp(ev.private_data, pd, sizeof(pd)), 0);
+	CU_ASSERT(quiet(ea) && quiet(eb));
+	pair_free(&p);
+}
+
+/* Nobody listens there: the REQ is answered with a REJ, invalid service. */
+static void
+test_no_listener(void)
+{
+	static const uint64_t quals[] = { 4799, 0x123456789ull };
+	struct dpdat_cm_event ev;
+
+	for (size_t i = 0; i < RTE_DIM(quals); i++) {
+		struct dpdat_qp *qa = qp_on(&A);
+		struct dpdat_cm_conn *ca;
+
+		ca = dpdat_cm_connect(qa, B.pi.ipv4, quals[i], "x", 1, ea);
+		CU_ASSERT_FATAL(ca != NULL);
+		CU_ASSERT_EQUAL(dpdat_cm_conn_free(ca), -EBUSY);
+		CU_ASSERT_EQUAL_FATAL(cm_next(ea, &ev, ITERS),
+				      DPDAT_CM_REJECTED);
+		CU_ASSERT_PTR_EQUAL(ev.conn, ca);
+		CU_ASSERT_EQUAL(ev.reason, DPDAT_CM_REJ_INVALID_SERVICE);
+		CU_ASSERT(quiet(eb));
+		CU_ASSERT_EQUAL(dpdat_cm_conn_free(ca), 0);
+		CU_ASSERT_EQUAL(dpdat_qp_free(qa), 0);
+	}
+	run(20);
+}
+
+/* The CM attribute of a QP1 frame, or 0; its message in msg. */
+static uint16_t
+mad_of(const struct rte_mbuf *m, uint8_t *msg)
+{
+	struct roce_bth bth;
+	uint8_t mad[CM_MAD_LEN];
+
+	if (rte_pktmbuf_pkt_len(m) < PORT_HDR_LEN + sizeof(bth) + 8 +
+				     CM_MAD_LEN)
+		return 0;
+	rc_mbuf_copy(m, PORT_HDR_LEN, (uint8_t *)&bth, sizeof(bth));
+	if (roce_bth_qpn(&bth) != ROCE_QP1)
+		return 0;
+	rc_mbuf_copy(m, PORT_HDR_LEN + sizeof(bth) + 8, mad, sizeof(mad));
+	if (msg != NULL)
+		memcpy(msg, mad + CM_HDR_LEN, CM_MAD_LEN - CM_HDR_LEN);
+	return (uint16_t)(mad[16] << 8 | mad[17]);
+}
+
+/* Run A's engine and B's until A's REQ goes by; a copy of it. */
+static struct rte_mbuf *
+catch_req(uint8_t *msg)
+{
+	struct rte_mbuf *pkts[32], *copy = NULL;
+	unsigned int n, k;
+
+	for (int i = 0; i < ITERS && copy == NULL; i++) {
+		dpdat_dev_progress(A.dev);
+		n = rte_ring_dequeue_burst(a2b, (void **)pkts, RTE_DIM(pkts),
+					   NULL);
+		for (k = 0; k < n; k++)
+			if (copy == NULL && mad_of(pkts[k], msg) == CM_ATTR_REQ)
+				copy = rte_pktmbuf_copy(pkts[k],
+					pkts[k]->pool, 0, UINT32_MAX);
+		CU_ASSERT(rte_ring_enqueue_bulk(a2b, (void **)pkts, n,
+						NULL) == n);
+		dpdat_dev_progress(B.dev);
+	}
+	return copy;
+}
+
+/* How many frames of attr B sends within a few rounds (they go on). */
+static int
+b_sends(uint16_t attr)
+{
+	struct rte_mbuf *pkts[32];
+	unsigned int n, k;
+	int found = 0;
+
+	for (int i = 0; i < 20; i++) {
+		dpdat_dev_progress(B.dev);
+		n = rte_ring_dequeue_burst(b2a, (void **)pkts, RTE_DIM(pkts),
+					   NULL);
+		for (k = 0; k < n; k++)
+			found += mad_of(pkts[k], NULL) == attr;
+		CU_ASSERT(rte_ring_enqueue_bulk(b2a, (void **)pkts, n,
+						NULL) == n);
+		dpdat_dev_progress(A.dev);
+	}
+	return found;
+}
+
+static void
+inject_b(struct rte_mbuf *m)
+{
+	struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+	CU_ASSERT_FATAL(c != NULL);
+	rc_lock_engine(B.dev);
+	dev_dispatch(B.dev, c);		/* takes c */
+	rc_unlock_engine(B.dev);
+}
+
+/* A REQ that comes twice (the requester's retry crossed our answer) is
+ * one connection: while the consumer decides it gets an MRA, once
+ * accepted the REP again, and never a second CONNECT_REQUEST. The REQ's
+ * fields are where IBTA puts them, with A's QP in them. */
+static void
+test_duplicate_req(void)
+{
+	uint8_t msg[CM_MAD_LEN - CM_HDR_LEN];
+	struct dpdat_qp_info ia;
+	struct dpdat_cm_event ev;
+	struct rte_mbuf *req;
+	struct pair p = { 0 };
+
+	p.l = dpdat_cm_listen(B.dev, 4724, eb);
+	CU_ASSERT_FATAL(p.l != NULL);
+	p.qa = qp_on(&A);
+	p.qb = qp_on(&B);
+	p.ca = dpdat_cm_connect(p.qa, B.pi.ipv4, 4724, "dup", 3, ea);
+	CU_ASSERT_FATAL(p.ca != NULL);
+	req = catch_req(msg);
+	CU_ASSERT_FATAL(req != NULL);
+	dpdat_qp_query(p.qa, &ia);
+	CU_ASSERT_EQUAL(cm_get64(msg, 8), 0x0000000001060000ull | 4724);
+	CU_ASSERT_EQUAL(cm_get32(msg, 32) >> 8, ia.qpn);
+	CU_ASSERT_EQUAL(cm_get32(msg, 44) >> 8, ia.sq_psn);
+	CU_ASSERT_EQUAL(memcmp(msg + 140 + CM_IP_HDR_LEN, "dup", 3), 0);
+	CU_ASSERT_EQUAL_FATAL(cm_next(eb, &ev, ITERS), DPDAT_CM_CONNECT_REQUEST);
+	p.cb = ev.conn;
+	/* deciding: the copy gets an MRA, no event */
+	inject_b(req);
+	CU_ASSERT(b_sends(CM_ATTR_MRA) >= 1);
+	CU_ASSERT(quiet(eb));
+	/* accepted, RTU not yet seen: the copy gets the REP again */
+	CU_ASSERT_EQUAL_FATAL(dpdat_cm_accept(p.cb, p.qb, NULL, 0, eb), 0);
+	inject_b(req);
+	CU_ASSERT(b_sends(CM_ATTR_REP) >= 1);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	/* established: a late copy changes nothing */
+	inject_b(req);
+	CU_ASSERT(quiet(ea) && quiet(eb));
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(p.cb, NULL, 0), 0);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	rte_pktmbuf_free(req);
+	pair_free(&p);
+}
+
+/* ---- error codes, as the man pages name them ---- */
+
+static void
+test_errors_eq(void)
+{
+	struct dpdat_cm_event ev;
+	struct dpdat_cm_eq *bad = (struct dpdat_cm_eq *)junk, *eq;
+	struct dpdat_cm_listener *l;
+
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_eq_create(NULL, 8));
+	CU_ASSERT_EQUAL(rte_errno, EBADF);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_eq_create((struct dpdat_dev *)junk, 8));
+	CU_ASSERT_EQUAL(rte_errno, EBADF);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_eq_create(A.dev, 0));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_eq_create(A.dev, 65537));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+
+	CU_ASSERT_EQUAL(dpdat_cm_eq_poll(NULL, &ev), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_poll(bad, &ev), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_poll(ea, NULL), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_wait(NULL, &ev, 0), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_wait(bad, &ev, 0), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_wait(ea, NULL, 0), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_wait(ea, &ev, 0), 0);
+
+	eq = dpdat_cm_eq_create(A.dev, 8);
+	CU_ASSERT_FATAL(eq != NULL);
+	l = dpdat_cm_listen(A.dev, 4730, eq);
+	CU_ASSERT_FATAL(l != NULL);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_free(eq), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_listen_free(l), 0);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_free(eq), 0);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_free(NULL), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_eq_free(bad), -EBADF);
+}
+
+static void
+test_errors_listen(void)
+{
+	struct dpdat_cm_listener *l;
+
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_listen(NULL, 4731, ea));
+	CU_ASSERT_EQUAL(rte_errno, EBADF);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_listen(A.dev, 4731, NULL));
+	CU_ASSERT_EQUAL(rte_errno, EBADF);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_listen(A.dev, 4731, eb));	/* B's eq */
+	CU_ASSERT_EQUAL(rte_errno, EBADF);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_listen(A.dev, 4731,
+					   (struct dpdat_cm_eq *)junk));
+	CU_ASSERT_EQUAL(rte_errno, EBADF);
+	l = dpdat_cm_listen(A.dev, 4731, ea);
+	CU_ASSERT_FATAL(l != NULL);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_cm_listen(A.dev, 4731, ea));
+	CU_ASSERT_EQUAL(rte_errno, EADDRINUSE);
+	/* the same service on the other device is another address */
+	{
+		struct dpdat_cm_listener *lb = dpdat_cm_listen(B.dev, 4731, eb);
+
+		CU_ASSERT_PTR_NOT_NULL(lb);
+		CU_ASSERT_EQUAL(dpdat_cm_listen_free(lb), 0);
+	}
+	CU_ASSERT_EQUAL(dpdat_cm_listen_free(l), 0);
+	CU_ASSERT_EQUAL(dpdat_cm_listen_free(NULL), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_listen_free(
+		(struct dpdat_cm_listener *)junk), -EBADF);
+}
+
+static void
+test_errors_connect(void)
+{
+	uint8_t pd[DPDAT_CM_REQ_PDATA_MAX + 1] = { 0 };
+	struct dpdat_qp *qa = qp_on(&A);
+
+#define CONNECT_FAILS(qp, qual, p, n, eq, err) do {			\
+		rte_errno = 0;						\
+		CU_ASSERT_PTR_NULL(dpdat_cm_connect(qp, B.pi.ipv4, qual,	\
+						    p, n, eq));		\
+		CU_ASSERT_EQUAL(rte_errno, err);			\
+	} while (0)
+	CONNECT_FAILS(NULL, 4732, NULL, 0, ea, EBADF);
+	CONNECT_FAILS((struct dpdat_qp *)junk, 4732, NULL, 0, ea, EBADF);
+	CONNECT_FAILS(qa, 4732, NULL, 0, NULL, EBADF);
+	CONNECT_FAILS(qa, 4732, NULL, 0, eb, EBADF);	/* B's eq, A's QP */
+	CONNECT_FAILS(qa, 0x100000, pd, DPDAT_CM_REQ_PDATA_MAX + 1, ea,
+		      EINVAL);
+	CONNECT_FAILS(qa, 4732, pd, DPDAT_CM_REQ_PDATA_MAX_IP + 1, ea,
+		      EINVAL);
+	CONNECT_FAILS(qa, 0x100000, NULL, 4, ea, EINVAL);
+	CU_ASSERT_EQUAL(dpdat_qp_free(qa), 0);
+	/* a QP already connected (out of band) */
+	connect_pair(1024, 14);
+	CONNECT_FAILS(A.qp, 4732, NULL, 0, ea, EINVAL);
+	disconnect_pair();
+#undef CONNECT_FAILS
+}
+
+static void
+test_errors_conn(void)
+{
+	uint8_t pd[DPDAT_CM_DREQ_PDATA_MAX + 1] = { 0 };
+	struct dpdat_cm_conn *bad = (struct dpdat_cm_conn *)junk;
+	struct dpdat_qp *other;
+	struct dpdat_cm_event ev;
+	struct pair p;
+
+	CU_ASSERT_EQUAL(dpdat_cm_accept(NULL, NULL, NULL, 0, eb), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_accept(bad, NULL, NULL, 0, eb), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_reject(NULL, NULL, 0), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_reject(bad, NULL, 0), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(NULL, NULL, 0), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(bad, NULL, 0), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(NULL), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(bad), -EBADF);
+	CU_ASSERT_PTR_NULL(dpdat_cm_conn_qp(NULL));
+	CU_ASSERT_PTR_NULL(dpdat_cm_conn_qp(bad));
+
+	/* a pending request */
+	request(&p, 4733, NULL, 0);
+	other = qp_on(&A);			/* a QP of the other device */
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, NULL, NULL, 0, eb), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, other, NULL, 0, eb), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, p.qb, NULL, 0, ea), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, p.qb, NULL, 0, NULL), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, p.qb, pd,
+					DPDAT_CM_REP_PDATA_MAX + 1, eb), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, p.qb, NULL, 1, eb), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_cm_reject(p.cb, pd, DPDAT_CM_REJ_PDATA_MAX + 1),
+			-EINVAL);
+	CU_ASSERT_EQUAL(dpdat_cm_reject(p.cb, NULL, 1), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(p.cb, NULL, 0), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(p.ca, NULL, 0), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(p.ca), -EBUSY);	/* connecting */
+	/* a QP already connected cannot take it */
+	CU_ASSERT_EQUAL(dpdat_qp_free(other), 0);
+	connect_pair(1024, 14);
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, B.qp, NULL, 0, eb), -EBUSY);
+	disconnect_pair();
+	/* still pending after all those: it can be accepted */
+	CU_ASSERT_EQUAL_FATAL(dpdat_cm_accept(p.cb, p.qb, NULL, 0, eb), 0);
+	CU_ASSERT_EQUAL_FATAL(cm_next(ea, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_EQUAL_FATAL(cm_next(eb, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	/* established */
+	CU_ASSERT_EQUAL(dpdat_cm_accept(p.cb, p.qb, NULL, 0, eb), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_reject(p.cb, NULL, 0), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_reject(p.ca, NULL, 0), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(p.ca), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(p.cb), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(p.ca, pd,
+					    DPDAT_CM_DREQ_PDATA_MAX + 1), -EINVAL);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(p.ca, NULL, 1), -EINVAL);
+	/* the event queue in use by the connections */
+	CU_ASSERT_EQUAL(dpdat_cm_eq_free(ea), -EBUSY);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(p.ca, pd,
+					    DPDAT_CM_DREQ_PDATA_MAX), 0);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	pair_free(&p);
+}
+
+/* A request the consumer frees instead of answering is rejected. */
+static void
+test_free_request_rejects(void)
+{
+	struct dpdat_cm_event ev;
+	struct pair p;
+
+	request(&p, 4734, NULL, 0);
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(p.cb), 0);
+	p.cb = NULL;
+	CU_ASSERT_EQUAL_FATAL(cm_next(ea, &ev, ITERS), DPDAT_CM_REJECTED);
+	CU_ASSERT_EQUAL(ev.reason, DPDAT_CM_REJ_CONSUMER);
+	pair_free(&p);
+}
+
+static CU_TestInfo cm_tests[] = {
+	{ "connect, accept, established on both ends", test_connect_accept },
+	{ "disconnect from either end", test_disconnect_both_ways },
+	{ "reject with private data", test_reject },
+	{ "REQ to a service nobody listens on", test_no_listener },
+	{ "a REQ twice is one connection", test_duplicate_req },
+	{ "a request freed unanswered is rejected", test_free_request_rejects },
+	{ "errors: event queues", test_errors_eq },
+	{ "errors: listeners", test_errors_listen },
+	{ "errors: connect", test_errors_connect },
+	{ "errors: accept, reject, disconnect, free", test_errors_conn },
+	CU_TEST_INFO_NULL,
+};
+
+static CU_SuiteInfo suites[] = {
+	{ "cm", cm_suite_init, cm_suite_clean, NULL, NULL, cm_tests },
+	CU_SUITE_INFO_NULL,
+};
+
+int
+main(int argc, char **argv)
+{
+	struct dpdat_eal_conf ec = { .program = argv[0] };
+	int failed;
+
+	(void)argc;
+	if (dpdat_eal_init(&ec) < 0)
+		return 1;
+	failed = unit_run(suites);
+	dpdat_eal_cleanup();
+	return failed;
+}
