@@ -3,6 +3,7 @@
  */
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
@@ -87,7 +88,8 @@ evq_wait(struct evq *q, int timeout_ms)
 	const uint64_t limit = timeout_ms < 0 ? UINT64_MAX :
 			       (uint64_t)timeout_ms * hz / 1000;
 	struct pollfd pfd = { .fd = q->efd, .events = POLLIN };
-	uint64_t v, spent;
+	uint64_t v, spent, one = 1;
+	int ms;
 
 	if (q->progress != NULL) {
 		while (rte_ring_count(q->ring) == 0) {
@@ -98,18 +100,27 @@ evq_wait(struct evq *q, int timeout_ms)
 		return 1;
 	}
 	__atomic_add_fetch(&q->waiters, 1, __ATOMIC_SEQ_CST);
+	/* pairs with the producer's fence: one of us sees the other */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	while (rte_ring_count(q->ring) == 0) {
 		spent = rte_get_tsc_cycles() - t0;
 		if (spent >= limit)
 			break;
-		if (poll(&pfd, 1, timeout_ms < 0 ? -1 :
-			 (int)((limit - spent) * 1000 / hz) + 1) < 0 &&
-		    errno != EINTR)
+		ms = timeout_ms < 0 ? -1 :
+		     (int)RTE_MIN((limit - spent) * 1000 / hz + 1,
+				  (uint64_t)INT_MAX);
+		if (poll(&pfd, 1, ms) < 0 && errno != EINTR)
 			break;
 		if (read(q->efd, &v, sizeof(v)) < 0) {
 			/* EAGAIN: another waiter took the wake-up */
 		}
 	}
-	__atomic_sub_fetch(&q->waiters, 1, __ATOMIC_ACQ_REL);
+	/* the eventfd counts wake-ups, it does not share them out: one
+	 * waiter may have read what was meant for several. Events left and
+	 * others waiting: pass the wake-up on */
+	if (__atomic_sub_fetch(&q->waiters, 1, __ATOMIC_ACQ_REL) != 0 &&
+	    rte_ring_count(q->ring) != 0 && write(q->efd, &one, sizeof(one)) < 0) {
+		/* the counter cannot overflow from one write */
+	}
 	return rte_ring_count(q->ring) != 0 ? 1 : 0;
 }

@@ -28,7 +28,7 @@ for s in "${order[@]}"; do
 	while read -r sym; do
 		owner[$sym]=$s
 	done < <(nm -g --defined-only "$a" 2>/dev/null |
-		 awk 'NF == 3 && $2 ~ /[TDBRC]/ { print $3 }')
+		 awk 'NF == 3 { print $3 }')
 done
 
 bad=0
