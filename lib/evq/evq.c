@@ -33,6 +33,7 @@ evq_init(struct evq *q, const char *name_prefix, uint32_t esize,
 		return -ENOMEM;
 	}
 	q->waiters = 0;
+	q->watched = false;
 	q->esize = esize;
 	q->progress = progress;
 	q->progress_ctx = progress_ctx;
@@ -59,7 +60,8 @@ evq_push(struct evq *q, const void *ev)
 		return false;
 	/* pairs with the waiter's increment: one of us sees the other */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&q->waiters, __ATOMIC_RELAXED) != 0 &&
+	if ((__atomic_load_n(&q->waiters, __ATOMIC_RELAXED) != 0 ||
+	     __atomic_load_n(&q->watched, __ATOMIC_RELAXED)) &&
 	    write(q->efd, &one, sizeof(one)) < 0) {
 		/* the counter cannot overflow from one write: nothing to
 		 * do but let the waiter's timeout run */
@@ -73,6 +75,12 @@ evq_poll(struct evq *q, void *ev, unsigned int n)
 	if (q->progress != NULL)
 		q->progress(q->progress_ctx);
 	return rte_ring_dequeue_burst_elem(q->ring, ev, q->esize, n, NULL);
+}
+
+void
+evq_watch(struct evq *q)
+{
+	__atomic_store_n(&q->watched, true, __ATOMIC_SEQ_CST);
 }
 
 unsigned int

@@ -14,7 +14,9 @@
  *   the producer writes the eventfd only while someone waits (waiters != 0),
  *   after a full fence that pairs with the waiter's increment, so either the
  *   producer sees the waiter or the waiter sees the event. A queue nobody
- *   sleeps on costs no system call per event.
+ *   sleeps on costs no system call per event; one whose eventfd was handed
+ *   out to be watched with poll(2)/epoll (evq_watch) has it written for
+ *   every event from then on.
  *
  * With a progress callback (inline progress: no engine thread), waiting
  * runs the engine through it instead of sleeping, and polling runs it once
@@ -34,6 +36,7 @@ struct evq {
 	struct rte_ring *ring;
 	int efd;			/* non-blocking eventfd */
 	uint32_t waiters;		/* threads inside evq_wait (atomic) */
+	bool watched;			/* someone polls efd itself (atomic) */
 	uint32_t esize;			/* bytes of one event */
 	evq_progress_fn progress;	/* NULL: a thread makes progress */
 	void *progress_ctx;
@@ -56,6 +59,10 @@ unsigned int evq_poll(struct evq *q, void *ev, unsigned int n);
 /* Consumer: wait until an event is there or timeout_ms passed (< 0:
  * forever). 1 when an event is there, 0 on timeout. Nothing is taken. */
 int evq_wait(struct evq *q, int timeout_ms);
+
+/* From now on every event written to the eventfd: someone watches it
+ * with poll(2) or epoll rather than through evq_wait(). */
+void evq_watch(struct evq *q);
 
 /* Events queued now. */
 unsigned int evq_count(const struct evq *q);

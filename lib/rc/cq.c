@@ -74,6 +74,10 @@ dpdat_cq_fd(const struct dpdat_cq *cq)
 {
 	if (cq == NULL || cq->magic != RC_MAGIC_CQ)
 		return -EBADF;
+	/* whoever asks for the fd watches it: every completion writes it
+	 * from now on (the CQ is the caller's, allocated writable; the wake-up
+	 * policy is no part of what const promises about its contents) */
+	evq_watch(&((struct dpdat_cq *)(uintptr_t)cq)->evq);
 	return cq->evq.efd;
 }
 

@@ -10,9 +10,11 @@
  */
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -186,6 +188,31 @@ wait_wc(struct end *e, struct dpdat_wc *wc, int iters)
 		run(1);
 	}
 	return -1;
+}
+
+/* A CQ whose eventfd was taken (dpdat_cq_fd) has it written for every
+ * completion, with nobody in dpdat_cq_wait: poll(2) on it reports them
+ * (the RSMAPI hands it to applications as a segment's pollfd). */
+static void
+test_cq_fd_watched(void)
+{
+	struct pollfd pfd;
+	struct dpdat_wc wc;
+	uint64_t v;
+
+	connect_pair(1024, 14);
+	pfd = (struct pollfd){ .fd = dpdat_cq_fd(A.cq), .events = POLLIN };
+	CU_ASSERT_FATAL(pfd.fd >= 0);
+	while (read(pfd.fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+		;
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 0), 0);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 64,
+			     (uintptr_t)B.buf, B.key) == 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(poll(&pfd, 1, 0), 1);
+	CU_ASSERT_EQUAL(read(pfd.fd, &v, sizeof(v)), (ssize_t)sizeof(v));
+	disconnect_pair();
 }
 
 /* Packets of a message: ceil(len / PMTU); the last asks for an ACK; the
@@ -1112,6 +1139,7 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "NAK fails the WR it names", test_nak_names_its_wr },
 	{ "packet from a stranger dropped", test_not_peer_dropped },
 	{ "segmentation, headers, ICRC", test_segmentation_headers },
+	{ "a CQ's eventfd, once taken, reports completions", test_cq_fd_watched },
 	{ "window of 512 PSNs", test_window },
 	{ "RNR NAK then delivery", test_rnr },
 	{ "loss -> timeout -> retransmit", test_loss_retransmit },
