@@ -263,13 +263,6 @@ static CU_SuiteInfo suites[] = {
 int
 main(int argc, char **argv)
 {
-	struct dpdat_eal_conf ec = { .program = argv[0] };
-	int failed;
-
 	(void)argc;
-	if (dpdat_eal_init(&ec) < 0)
-		return 1;
-	failed = unit_run(suites);
-	dpdat_eal_cleanup();
-	return failed;
+	return unit_run_eal(argv[0], suites, NULL, NULL);
 }

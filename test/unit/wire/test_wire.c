@@ -615,20 +615,22 @@ static CU_SuiteInfo suites[] = {
 	CU_SUITE_INFO_NULL,
 };
 
+static int
+pool_create(void)
+{
+	pool = rte_pktmbuf_pool_create("test_wire", 64, 0, 0, 2048, -1);
+	return pool == NULL;
+}
+
+static void
+pool_free(void)
+{
+	rte_mempool_free(pool);
+}
+
 int
 main(int argc, char **argv)
 {
-	struct dpdat_eal_conf ec = { .program = argv[0] };
-	int failed;
-
 	(void)argc;
-	if (dpdat_eal_init(&ec) < 0)
-		return 1;
-	pool = rte_pktmbuf_pool_create("test_wire", 64, 0, 0, 2048, -1);
-	if (pool == NULL)
-		return 1;
-	failed = unit_run(suites);
-	rte_mempool_free(pool);
-	dpdat_eal_cleanup();
-	return failed;
+	return unit_run_eal(argv[0], suites, pool_create, pool_free);
 }
