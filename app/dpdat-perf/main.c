@@ -39,7 +39,7 @@ static const char *const titles[N_TESTS] = {
 	"RDMA_Read Latency Test", "Send BW Test", "Send Latency Test" };
 
 static const struct perf_transport *const transports[] = {
-	&perf_dpdat, &perf_udp,
+	&perf_dpdat, &perf_udp, &perf_raw,
 #ifdef PERF_VERBS
 	&perf_verbs,
 #endif
@@ -145,7 +145,9 @@ usage(void)
 	       "      --report_gbits    bandwidth in Gb/s\n"
 	       "      --out_json FILE   results as JSON\n"
 	       "      --transport T     dpdat (default), udp (kernel sockets),\n"
-	       "                        verbs (kernel RDMA device)\n"
+	       "                        verbs (kernel RDMA device), raw (the\n"
+	       "                        frames of a WRITE, bare, over dpdat's\n"
+	       "                        port: the link's baseline)\n"
 	       "      --dev ARGS        dpdat: DPDK device (memif pair by default;\n"
 	       "                        net_af_xdp0,iface=eth1; a PCI address)\n"
 	       "      --ip ADDR         our IPv4 (dpdat: the interface's own on\n"
@@ -189,7 +191,7 @@ pick_transport(const char *name)
 			"libibverbs-dev/librdmacm-dev missing\n");
 		exit(EXIT_NO_VERBS);
 	}
-	bad_arg("--transport: '%s' is not dpdat, udp or verbs", name);
+	bad_arg("--transport: '%s' is not dpdat, udp, raw or verbs", name);
 }
 
 /* The test: argv[0] ending in its name (ib_write_bw style), or argv[1]. */
@@ -289,6 +291,9 @@ parse(int argc, char **argv)
 		bad_arg("-q %u: latency tests run on one QP, as perftest", o->qps);
 	if (lat && o->secs)
 		bad_arg("-D: latency tests count iterations (-n)");
+	if (tr == &perf_raw && o->test != W_BW && o->test != W_LAT)
+		bad_arg("--transport=raw: write_bw and write_lat only (the "
+			"frames of a WRITE)");
 	if (o->qps > tr->max_qps)
 		bad_arg("-q %u: --transport=%s has %u QP%s at most", o->qps,
 			tr->name, tr->max_qps, tr->max_qps > 1 ? "s" : "");

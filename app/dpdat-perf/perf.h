@@ -84,7 +84,13 @@ struct perf_transport {
 	void (*finish)(void);
 };
 
-extern const struct perf_transport perf_dpdat, perf_udp, perf_verbs;
+extern const struct perf_transport perf_dpdat, perf_udp, perf_verbs, perf_raw;
+
+/* tr_dpdat.c, for the raw baseline on the same device: the device, the
+ * path MTU its connection settled on, the registered buffer */
+struct dpdat_dev *perf_dpdat_dev(void);
+uint16_t perf_dpdat_pmtu(void);
+uint8_t *perf_raw_buf(void);
 
 static inline uint32_t
 perf_min(uint32_t a, uint32_t b)

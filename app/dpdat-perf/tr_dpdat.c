@@ -34,6 +34,25 @@ static uint32_t nqp, gone;	/* QPs connected, then disconnected */
 static uint8_t *buf;
 static uint32_t key, peer_rkey;
 static uint64_t peer_addr;
+static uint16_t pmtu_used;
+
+struct dpdat_dev *
+perf_dpdat_dev(void)
+{
+	return dev;
+}
+
+uint16_t
+perf_dpdat_pmtu(void)
+{
+	return pmtu_used;
+}
+
+uint8_t *
+perf_raw_buf(void)
+{
+	return buf;
+}
 
 static void
 open_dev(void)
@@ -285,6 +304,7 @@ connect_peer(struct perf_params *pr, struct perf_info *info)
 	for (uint32_t q = 0; q < nqp; q++) {
 		dpdat_qp_query(qps[q], &qi);
 		info->mtu = qi.pmtu;
+		pmtu_used = qi.pmtu;
 		snprintf(info->local[q], sizeof(info->local[q]),
 			 "IP %s QPN 0x%04x PSN 0x%06x",
 			 inet_ntop(AF_INET, &pi.ipv4, ip, sizeof(ip)), qi.qpn,

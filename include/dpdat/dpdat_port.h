@@ -184,6 +184,35 @@ int
 dpdat_port_neighbours(const struct dpdat_port *port, struct dpdat_neigh *out,
 		      unsigned int max);
 
+struct rte_mbuf;
+
+/**
+ * Receive RoCEv2 frames for this port's address directly, as the engine
+ * does: ARP is answered and learnt on the way, other frames are dropped and
+ * counted; faults and capture apply. For tools and baselines (dpdat-perf
+ * --transport=raw): only while no engine runs the port, that is on a
+ * device in inline progress that nobody polls meanwhile.
+ *
+ * @param n
+ *   Frames at most (at most 32 are taken).
+ * @return Frames received, with their Ethernet, IPv4 and UDP headers; 0
+ *   also for a NULL or bad port.
+ */
+uint16_t
+dpdat_port_rx_burst(struct dpdat_port *port, struct rte_mbuf **pkts,
+		    uint16_t n);
+
+/**
+ * Send whole frames (Ethernet header first) on the port, as the engine
+ * does; the same conditions as dpdat_port_rx_burst().
+ *
+ * @return Frames the device took (it frees them); the rest stay the
+ *   caller's. 0 also for a NULL or bad port.
+ */
+uint16_t
+dpdat_port_tx_burst(struct dpdat_port *port, struct rte_mbuf **pkts,
+		    uint16_t n);
+
 /**
  * Parse a fault specification in the DPDAT_FAULT syntax.
  *

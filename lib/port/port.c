@@ -770,6 +770,22 @@ port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 }
 
 uint16_t
+dpdat_port_rx_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (p == NULL || p->magic != PORT_MAGIC || pkts == NULL)
+		return 0;
+	return port_rx(p, pkts, n);
+}
+
+uint16_t
+dpdat_port_tx_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	if (p == NULL || p->magic != PORT_MAGIC || pkts == NULL)
+		return 0;
+	return port_tx_some(p, pkts, n);
+}
+
+uint16_t
 port_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	uint16_t sent = port_tx_some(p, pkts, n);

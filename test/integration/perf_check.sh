@@ -3,7 +3,8 @@
 # Copyright (c) 2026 The dpdat authors
 #
 # A short dpdat-perf run of every test type, over dpdat (a memif pair) and
-# over kernel UDP (loopback), and write_bw and send_bw over dpdat with
+# over kernel UDP (loopback), the raw baselines (write_bw, write_lat over
+# dpdat's port without its engine), and write_bw and send_bw over dpdat with
 # several QPs: server and client must finish, the client's table must read
 # back (perf_table.py: header, units, one row of the size asked for, 300
 # iterations, figures that agree with each other and with the JSON), the
@@ -93,4 +94,7 @@ done
 run dpdat write_bw 2 65536
 run dpdat send_bw 3 4096
 run dpdat write_lat 1 2 client-first
+# the raw baselines: the frames of a WRITE, bare, over the same port
+run raw write_bw 1 65536
+run raw write_lat 1 2
 exit $status

@@ -46,13 +46,15 @@ bad '-s: .-1. is not a number' write_bw -s -1 127.0.0.1
 bad '-n: .x. is not a number' send_lat -n x 127.0.0.1
 bad '-q: .0. is not a number' write_bw -q 0 127.0.0.1
 bad '-q: .17. is not a number' write_bw -q 17 127.0.0.1
+bad 'transport=raw: write_bw and write_lat only' read_bw --transport=raw 127.0.0.1
+bad 'transport=raw has 1 QP at most' write_bw --transport=raw -q 2 127.0.0.1
 bad 'latency tests run on one QP' write_lat -q 2 127.0.0.1
 bad '-q 2: --transport=udp has 1 QP at most' send_bw --transport=udp -q 2
 bad '-t: .0. is not a number' read_bw -t 0
 bad '-m: PMTU 1000 is not' write_bw -m 1000
 bad '-m: .8192. is not a number' write_bw -m 8192
 bad '-D: latency tests count iterations' read_lat -D 2
-bad "--transport: 'tcp' is not dpdat, udp or verbs" write_bw --transport=tcp
+bad "--transport: 'tcp' is not dpdat, udp, raw or verbs" write_bw --transport=tcp
 bad 'unknown option' write_bw --frobnicate
 bad 'missing value' write_bw -s
 bad 'one server address at most' write_bw 127.0.0.1 127.0.0.2
