@@ -182,6 +182,7 @@ perf_once() {
 		opts+=("${devopt[@]}")
 		[ "$pmtu" = 1024 ] || opts+=(-m "$pmtu")	# both ends: the
 					# server sizes its port
+		[ "$tr" = raw ] && opts+=(--transport=raw)
 	fi
 	case $t in
 	*_bw) args=(-s "$s" -D "$bw_secs"); tmo=$((bw_secs + 20)) ;;
@@ -269,7 +270,8 @@ measure() {
 # and results.tsv
 perf_run() {
 	local tr=$1 t=$2 s=$3 name=$logs/$1-$2-$3 what unit
-	what=$(printf '%-9s %7s B %-10s' "$t" "$s" "$([ "$tr" = udp ] && echo "kernel udp" || echo dpdat)")
+	what=$(printf '%-9s %7s B %-10s' "$t" "$s" "$(case $tr in
+		udp) echo "kernel udp" ;; raw) echo "raw port" ;; *) echo dpdat ;; esac)")
 	case $t in *_bw) unit="MiB/s" ;; *) unit="us" ;; esac
 	measure "$(tr -s ' ' <<<"$what")" "$name.log $name.server.log" \
 		perf_once "$@" "$name"
@@ -309,7 +311,12 @@ for s in $bw_sizes; do
 	fi
 	printf 'raw\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$f" "$pl" "${pps_of[$f]}" \
 		"${pps_med[$f]}" "${oth_of[$f]}" >>"$res"
-	for t in $bw_tests; do perf_run dpdat "$t" "$s"; done
+	# write_bw beside the same frames bare over dpdat's own port
+	# (dpdat-perf --transport=raw), one after the other
+	for t in $bw_tests; do
+		perf_run dpdat "$t" "$s"
+		[ "$t" != write_bw ] || perf_run raw "$t" "$s"
+	done
 	if [ $udp = 1 ]; then
 		for t in $bw_tests; do perf_run udp "$t" "$s"; done
 	fi
@@ -342,7 +349,10 @@ sockperf_once() {
 }
 
 for s in $lat_sizes; do
-	for t in $lat_tests; do perf_run dpdat "$t" "$s"; done
+	for t in $lat_tests; do
+		perf_run dpdat "$t" "$s"
+		[ "$t" != write_lat ] || perf_run raw "$t" "$s"
+	done
 	if [ $udp = 1 ]; then
 		for t in $lat_tests; do perf_run udp "$t" "$s"; done
 	fi
@@ -441,10 +451,16 @@ for t in bw_tests + lat_tests:
         d = figure(perf[("dpdat", t, b)])
         kr = perf.get(("udp", t, b))
         k = figure(kr) if kr else None
+        rp = perf.get(("raw", t, b))
         row = {"test": t, "bytes": b, "unit": "MiB/s" if t in bw_tests else "us",
-               "dpdat": d, "raw_link": None, "kernel_udp": k, "sockperf": None,
+               "dpdat": d, "raw_port": figure(rp) if rp else None,
+               "raw_link": None, "kernel_udp": k, "sockperf": None,
+               "ratio_dpdat_raw_port": None,
                "ratio_dpdat_raw": None, "ratio_dpdat_kernel": None,
                "others_pct": {"dpdat": perf[("dpdat", t, b)]["others_pct"]}}
+        if rp:
+            row["ratio_dpdat_raw_port"] = d / row["raw_port"]
+            row["others_pct"]["raw_port"] = rp["others_pct"]
         if kr:
             row["others_pct"]["kernel_udp"] = kr["others_pct"]
         if t in bw_tests:
@@ -471,8 +487,8 @@ def size(b):
     return (f"{b >> 20} MiB" if b >= 2**20 and b % 2**20 == 0 else
             f"{b >> 10} KiB" if b >= 1024 and b % 1024 == 0 else f"{b} B")
 
-hdr = ["test", "size", "unit", "dpdat", "raw link", "kernel udp", "sockperf",
-       "dpdat/raw", "dpdat/kernel"]
+hdr = ["test", "size", "unit", "dpdat", "raw port", "raw link", "kernel udp",
+       "sockperf", "dpdat/port", "dpdat/raw", "dpdat/kernel"]
 lines = [hdr]
 busy_cells = 0
 def cell(r, col):	# "~": others took the CPUs while it was measured
@@ -487,8 +503,9 @@ def cell(r, col):	# "~": others took the CPUs while it was measured
     return c
 for r in rows:
     lines.append([r["test"], size(r["bytes"]), r["unit"], cell(r, "dpdat"),
-                  cell(r, "raw_link"), cell(r, "kernel_udp"),
-                  cell(r, "sockperf"), num(r["ratio_dpdat_raw"]),
+                  cell(r, "raw_port"), cell(r, "raw_link"),
+                  cell(r, "kernel_udp"), cell(r, "sockperf"),
+                  num(r["ratio_dpdat_raw_port"]), num(r["ratio_dpdat_raw"]),
                   num(r["ratio_dpdat_kernel"])])
 w = [max(len(l[i]) for l in lines) for i in range(len(hdr))]
 print()
@@ -504,7 +521,11 @@ if iperf:
     print(f"kernel TCP (iperf3) across the same veth: {iperf['mib_s']:.0f} MiB/s")
 print("bw: MiB/s (average); lat: us, median (write_lat, send_lat: half the "
       "round trip; read_lat: the whole one)")
-print("dpdat/raw, dpdat/kernel: bw above 1 = dpdat faster; lat below 1 = "
+print("raw port: the frames of the WRITE, bare, over dpdat's own port and EAL "
+      "setup (dpdat-perf --transport=raw: write_lat echoes each frame, "
+      "write_bw copies payloads in and out); raw link: dpdk-testpmd "
+      "txonly -> rxonly, template frames")
+print("dpdat/port, dpdat/raw, dpdat/kernel: bw above 1 = dpdat faster; lat below 1 = "
       "dpdat faster")
 if any(v["msg_bytes"] != b for b, v in sp.items()):
     print("* sockperf takes 14 .. 65507 B: it ran the nearest size")
@@ -536,7 +557,9 @@ doc = {
                "sockperf_seconds": int(sp_secs), "sockperf_options": sp_opts,
                "elapsed_seconds": int(elapsed)},
     "units": {"bw": "MiB/s, average", "lat": "us, median",
-              "raw_link": "MiB/s: payload bytes x testpmd frames/s (best second)"},
+              "raw_link": "MiB/s: payload bytes x testpmd frames/s (best second)",
+              "raw_port": "dpdat-perf --transport=raw: the frames of the "
+                          "WRITE, bare, over dpdat's port (same unit as dpdat)"},
     "rows": rows,
     "raw_link": [dict(bytes=b, **v) for b, v in sorted(raw.items())],
     "sockperf": [dict(bytes=b, **v) for b, v in sorted(sp.items())],

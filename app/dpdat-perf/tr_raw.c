@@ -136,6 +136,8 @@ frame(uint8_t op, unsigned int ext, unsigned int paylen, uint8_t **body)
 	udp = (struct rte_udp_hdr *)(ip + 1);
 	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*udp) + l4);
 	udp->dgram_len = rte_cpu_to_be_16(sizeof(*udp) + l4);
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);	/* as dpdat's frames */
 	p += RAW_HDR;
 	memset(p, 0, RAW_BTH + ext);
 	p[0] = op;
@@ -243,17 +245,21 @@ raw_lat(const struct perf_params *pr, uint32_t size, double *rtt)
 	const unsigned int n = npkts(size);
 	struct rte_mbuf *out[RAW_BURST], *in[RAW_BURST];
 
-	if (n > RAW_BURST)
-		perf_die("raw latency: %u frames a message, %u at most "
-			 "(-s %u at PMTU %u)", n, RAW_BURST, size, pmtu);
 	for (uint32_t it = 0; it < pr->iters; it++) {
 		uint64_t t0 = perf_now_ns(), sent = t0;
-		unsigned int back = 0;
+		unsigned int back = 0, k = 0, c;
 
-		for (unsigned int k = 0; k < n; k++)
-			out[k] = data_frame(size, k, n);
-		send_all(out, n);
 		while (back < n) {
+			/* the message out a burst at a time, the echoes
+			 * taken meanwhile (the receive ring must not fill) */
+			if (k < n) {
+				c = RTE_MIN(n - k, (unsigned int)RAW_BURST);
+				for (unsigned int j = 0; j < c; j++)
+					out[j] = data_frame(size, k + j, n);
+				send_all(out, c);
+				k += c;
+				sent = perf_now_ns();
+			}
 			uint16_t got = dpdat_port_rx_burst(port, in, RAW_BURST);
 
 			back += got;
@@ -263,10 +269,7 @@ raw_lat(const struct perf_params *pr, uint32_t size, double *rtt)
 				if (perf_now_ns() - t0 > RAW_GIVE_UP_NS)
 					perf_die("raw: no answer from the "
 						 "server");
-				for (unsigned int k = 0; k < n; k++)
-					out[k] = data_frame(size, k, n);
-				send_all(out, n);
-				sent = perf_now_ns();
+				k = 0;
 				back = 0;
 			}
 		}

@@ -34,6 +34,8 @@ for k in want:
         continue
     need = ["dpdat"] + (["raw_link", "ratio_dpdat_raw"] if k[0].endswith("_bw")
                         else ["sockperf"])
+    if k[0] in ("write_bw", "write_lat"):	# beside the raw port
+        need += ["raw_port", "ratio_dpdat_raw_port"]
     if udp:
         need += ["kernel_udp", "ratio_dpdat_kernel"]
     for f in need:
