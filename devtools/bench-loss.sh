@@ -100,7 +100,7 @@ once() {
 	shift 5
 	local opts=(-p "$svc" "${devopt[@]}")
 	svc=$((svc + 1))
-	[ "$pmtu" = 1024 ] || opts+=(-m "$pmtu")
+	opts+=(-m "$pmtu")	# 1024 unless told, as the loss figures so far
 	[ "$mode" = gbn ] && opts+=(--go-back-n)
 	[ "$rate" = 0 ] || fault="rx:drop=$rate;seed=$RANDOM"
 	rm -f "$name.json"

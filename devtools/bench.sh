@@ -28,8 +28,8 @@
 #   --json FILE  the JSON (default DIR/bench.json)
 # Overrides: BENCH_BW_SIZES, BENCH_LAT_SIZES (lists of bytes),
 # BENCH_BW_SECS, BENCH_LAT_ITERS, BENCH_TP_SECS, BENCH_SP_SECS,
-# BENCH_PMTU (1024), BENCH_SOCKPERF_OPTS (default --nonblocked: both ends
-# spin, as dpdat does).
+# BENCH_PMTU (memif 4096; namespaces: what BENCH_LINK_MTU carries),
+# BENCH_SOCKPERF_OPTS (default --nonblocked: both ends spin, as dpdat does).
 set -euo pipefail
 here=$PWD
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
@@ -84,11 +84,22 @@ if [ "$quick" = 1 ]; then tries=${BENCH_TRIES:-1}; else tries=${BENCH_TRIES:-3};
 max_others=${BENCH_MAX_OTHERS:-20} again_secs=${BENCH_AGAIN_SECS:-120}
 bw_tests="write_bw read_bw send_bw"
 lat_tests="write_lat read_lat send_lat"
-# The PMTU (dpdat-perf's default 1024). On the wire, a WRITE of s <= PMTU
-# bytes is one packet: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + RETH 16 +
-# s + ICRC 4; a longer one is mostly middle packets: 14 + 20 + 8 + 12 +
-# PMTU + 4. The raw link runs these frames.
-pmtu=${BENCH_PMTU:-1024}
+# The PMTU: dpdat-perf's default, the port's: 4096 over memif (MTU 4200),
+# the largest that the veth MTU carries between namespaces (1024 at 1500).
+# On the wire, a WRITE of s <= PMTU bytes is one packet: Ethernet 14 +
+# IPv4 20 + UDP 8 + BTH 12 + RETH 16 + s + ICRC 4; a longer one is mostly
+# middle packets: 14 + 20 + 8 + 12 + PMTU + 4. The raw link runs these
+# frames.
+if [ -n "${BENCH_PMTU:-}" ]; then
+	pmtu=$BENCH_PMTU
+elif [ "$link" = memif ]; then
+	pmtu=4096
+else
+	pmtu=4096
+	while [ $((pmtu + 64)) -gt "${BENCH_LINK_MTU:-1500}" ] && [ "$pmtu" -gt 256 ]; do
+		pmtu=$((pmtu / 2))
+	done
+fi
 case $pmtu in 256 | 512 | 1024 | 2048 | 4096) ;; *) echo "bench: BENCH_PMTU: 256 .. 4096" >&2; exit 2 ;; esac
 frame_for() { if [ "$1" -le "$pmtu" ]; then echo $(($1 + 74)); else echo $((pmtu + 58)); fi; }
 payload_for() { if [ "$1" -le "$pmtu" ]; then echo "$1"; else echo "$pmtu"; fi; }
@@ -180,8 +191,7 @@ perf_once() {
 		peer=$kpeer
 	else
 		opts+=("${devopt[@]}")
-		[ "$pmtu" = 1024 ] || opts+=(-m "$pmtu")	# both ends: the
-					# server sizes its port
+		opts+=(-m "$pmtu")	# both ends: the server sizes its port
 		[ "$tr" = raw ] && opts+=(--transport=raw)
 	fi
 	case $t in

@@ -45,7 +45,7 @@ static const struct perf_transport *const transports[] = {
 #endif
 };
 
-struct perf_opts perf_opt = { .depth = 128, .pmtu = 1024, .mtu = 1500,
+struct perf_opts perf_opt = { .depth = 128, .pmtu = 0, .mtu = 0,
 			      .service = 18515, .qps = 1 };
 static const struct perf_transport *tr = &perf_dpdat;
 static FILE *json;
@@ -140,7 +140,8 @@ usage(void)
 	       "  -D, --duration S      bw: run S seconds instead\n"
 	       "  -q, --qp N            bw: QPs, 1..16 (1)\n"
 	       "  -t, --tx-depth N      work requests in flight a QP (128)\n"
-	       "  -m, --mtu P           PMTU 256..4096 (1024)\n"
+	       "  -m, --mtu P           PMTU 256..4096 (the port's: 4096 over\n"
+	       "                        memif, from the MTU beside the kernel)\n"
 	       "  -p, --port N          service (conn_qual) or UDP port (18515)\n"
 	       "      --report_gbits    bandwidth in Gb/s\n"
 	       "      --out_json FILE   results as JSON\n"
@@ -301,7 +302,8 @@ parse(int argc, char **argv)
 		o->size = lat ? 2 : 65536;
 	if (o->iters == 0)
 		o->iters = lat ? 1000 : 5000;
-	if (o->mtu < o->pmtu + 64)
+	/* -m P alone: a port MTU that carries P (0: the port's own) */
+	if (o->pmtu != 0 && o->mtu < o->pmtu + 64)
 		o->mtu = (uint16_t)(o->pmtu + 64 > 1500 ? o->pmtu + 104 : 1500);
 }
 

@@ -13,7 +13,8 @@
  *   [cpu=<engine thread's CPU>]  [eal=<EAL argument>;<EAL argument>...]
  * ipv4 defaults to auto: the interface's own address on a port beside the
  * kernel (af_xdp, af_packet, a PCI NIC with a netdev); memif and ring ports
- * need one. mtu defaults to the port's (1500, or the interface's).
+ * need one. mtu defaults to the port's (memif 4200, other ports of dpdat's
+ * own 1500, beside the kernel the interface's).
  * The environment variable DPDAT_DAT_PARAMS, when set, replaces them for
  * every IA the process opens: two processes that open the same IA name
  * (dtest) can so take the two sides of a memif pair.

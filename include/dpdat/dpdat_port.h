@@ -31,7 +31,8 @@ struct dpdat_port_conf {
 	const char *device;
 	/** Own IPv4 address, dotted quad. Required. */
 	const char *ipv4;
-	/** MTU; 0 means 1500. PMTU of RC queue pairs is at most the largest
+	/** MTU; 0 means 4200 on memif (PMTU 4096), 1500 on other ports of
+	 *  dpdat's own, the interface's beside the kernel. PMTU of RC queue pairs is at most the largest
 	 *  of 256..4096 that fits in it with the RoCEv2 headers. */
 	uint16_t mtu;
 	/** mbufs in the port's pool; 0 means 8191. */

@@ -42,6 +42,12 @@ RTE_LOG_REGISTER(dpdat_port_logtype, dpdat.port, NOTICE);
  * lines (the mempool pads an even count); frames land after the kernel's
  * XDP_PACKET_HEADROOM. */
 #define PORT_XDP_DATA_ROOM	3840
+
+/* memif is dpdat's own link (no kernel, no switch): it carries what its
+ * buffers hold, so its MTU defaults to RoCE's jumbo one, PMTU 4096 plus
+ * the headers (64 KiB WRITE stream: 1.6 times PMTU 1024's). A peer with a
+ * smaller MTU still gets its own: the CM settles on the lower PMTU. */
+#define PORT_MEMIF_MTU		4200
 #define PORT_XDP_HEADROOM	256
 
 /* memif chains 2 KiB descriptors for bigger frames by default, and its
@@ -471,7 +477,9 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		return NULL;
 	}
 	p->ip = a.s_addr;
-	p->mtu = conf->mtu ? conf->mtu : 1500;
+	p->mtu = conf->mtu ? conf->mtu :
+		 strncmp(conf->device, "net_memif", 9) == 0 ? PORT_MEMIF_MTU :
+		 1500;
 	p->guard_fd = -1;
 	p->xdp_lock = -1;
 	p->tsc_hz = rte_get_tsc_hz();

@@ -126,7 +126,7 @@ test_srq_create_query_free(void)
 		if (strcmp(pa.provider_specific_attr[i].name,
 			   "DAT_IB_TRANSPORT_MTU") == 0)
 			mtu = strcmp(pa.provider_specific_attr[i].value,
-				     "1024") == 0;	/* port MTU 1500 */
+				     "4096") == 0;	/* memif: MTU 4200 */
 	CU_ASSERT(mtu);
 
 	EXPECT(dat_srq_create(ia, (DAT_PZ_HANDLE)&a, &a, &srq),
