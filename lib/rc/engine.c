@@ -8,6 +8,7 @@
  * and the control path takes it too, briefly, to change the QP table. */
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,7 @@
 #include <rte_mempool.h>
 #include <rte_pause.h>
 #include <rte_random.h>
+#include <rte_ring.h>
 #include <rte_udp.h>
 
 #include "port_priv.h"
@@ -142,6 +144,7 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 	}
 	qp->st.rx_pkts++;
 	qp->st.rx_bytes += rx->paylen;
+	rc_qp_kick(qp);
 	switch (bth->opcode) {
 	case ROCE_OP_ACK:
 	case ROCE_OP_READ_RESP_FIRST:
@@ -163,6 +166,100 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 }
 
 void
+rc_qp_ring(struct dpdat_qp *qp)
+{
+	/* a full barrier between the posted WR and the flag: the engine
+	 * clears the flag before it looks at the QP's rings, so either it
+	 * sees this WR or this exchange sees the flag clear (no lost post) */
+	if (__atomic_exchange_n(&qp->db_rung, 1, __ATOMIC_SEQ_CST) == 0)
+		rte_ring_mp_enqueue(qp->dev->db, qp);	/* room for every QP */
+}
+
+void
+rc_qp_kick(struct dpdat_qp *qp)
+{
+	struct dpdat_dev *dev = qp->dev;
+
+	if (qp->on_work)
+		return;
+	qp->on_work = true;
+	dev->work[dev->n_work++] = qp;
+}
+
+void
+rc_db_drain(struct dpdat_dev *dev)
+{
+	struct dpdat_qp *rung[32];
+	unsigned int i, n;
+
+	do {
+		n = rte_ring_sc_dequeue_burst(dev->db, (void **)rung,
+					      RTE_DIM(rung), NULL);
+		for (i = 0; i < n; i++) {
+			__atomic_store_n(&rung[i]->db_rung, 0, __ATOMIC_SEQ_CST);
+			rc_qp_kick(rung[i]);
+		}
+	} while (n == RTE_DIM(rung));
+}
+
+void
+rc_work_remove(struct dpdat_qp *qp)
+{
+	struct dpdat_dev *dev = qp->dev;
+	uint32_t k;
+
+	rc_db_drain(dev);	/* the QP may be rung: no pointer stays */
+	if (!qp->on_work)
+		return;
+	for (k = 0; dev->work[k] != qp; k++)
+		;
+	dev->work[k] = dev->work[--dev->n_work];
+	qp->on_work = false;
+}
+
+/* Nothing outstanding: no WR pulled and not completed (zero-copy ones
+ * included), no READ to answer, no READ response to send again (selective
+ * repeat's holes). What is posted later rings again, what arrives kicks
+ * it. */
+static inline bool
+rc_qp_idle(const struct dpdat_qp *qp)
+{
+	return qp->sq_head == qp->sq_tail && qp->nres == 0 &&
+	       (qp->sr == NULL || qp->sr->n_holes == 0);
+}
+
+#ifdef DPDAT_DEBUG
+/* The work list's invariant, in the terms of the requester's and the
+ * responder's own states (not rc_qp_idle's): a QP off the list is idle on
+ * both sides (or in error with nothing left to complete), or its doorbell
+ * is rung (its posts are on their way to the list). */
+static void
+rc_work_check(const struct dpdat_dev *dev, uint64_t now)
+{
+	const struct dpdat_qp *qp;
+	enum rc_req_state rq;
+	enum rc_resp_state rs;
+
+	for (uint32_t k = 0; k < dev->n_qps; k++) {
+		qp = dev->active[k];
+		if (qp->on_work || __atomic_load_n(&qp->db_rung,
+						   __ATOMIC_ACQUIRE))
+			continue;
+		rq = rc_req_state(qp, now);
+		rs = rc_resp_state(qp);
+		if ((rq != RC_REQ_IDLE && (rq != RC_REQ_ERROR ||
+					   qp->sq_head != qp->sq_tail)) ||
+		    rs == RC_RESP_READING)
+			rte_panic("qp %u: off the work list while the requester "
+				  "is %s and the responder %s\n", qp->qpn,
+				  rc_req_state_name(rq), rc_resp_state_name(rs));
+	}
+}
+#else
+#define rc_work_check(dev, now) do { } while (0)
+#endif
+
+void
 rc_progress(struct dpdat_dev *dev, uint64_t now)
 {
 	struct dpdat_qp *qp;
@@ -179,8 +276,10 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 			rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
 							ROCE_PSN_MASK));
 	}
-	for (k = 0; k < dev->n_qps; k++) {
-		qp = dev->active[k];
+	if (!rte_ring_empty(dev->db))
+		rc_db_drain(dev);
+	for (k = 0; k < dev->n_work; ) {
+		qp = dev->work[k];
 		rc_pull_posted(qp);
 		if (qp->zc_check && qp->state == DPDAT_QPS_RTS)
 			rc_complete_acked(qp);
@@ -193,12 +292,21 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 			rc_req_check(qp, "sending");
 			rc_resp_check(qp, "sending");
 		}
+		if (rc_qp_idle(qp)) {
+			qp->on_work = false;
+			dev->work[k] = dev->work[--dev->n_work];
+		} else {
+			k++;
+		}
 	}
+	rc_work_check(dev, now);
 }
 
 int
 rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 {
+	static uint32_t seq;
+	char name[RTE_RING_NAMESIZE];
 	int ret;
 
 	dev->max_qps = conf->max_qps ? conf->max_qps : 1024;
@@ -206,7 +314,13 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	dev->next_qpn = (uint32_t)(rte_rand() % dev->max_qps);
 	dev->qps = calloc(dev->max_qps, sizeof(*dev->qps));
 	dev->active = calloc(dev->max_qps, sizeof(*dev->active));
-	if (dev->qps == NULL || dev->active == NULL) {
+	dev->work = calloc(dev->max_qps, sizeof(*dev->work));
+	snprintf(name, sizeof(name), "dpdat_db_%u",
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	dev->db = rte_ring_create(name, dev->max_qps, SOCKET_ID_ANY,
+				  RING_F_SC_DEQ | RING_F_EXACT_SZ);
+	if (dev->qps == NULL || dev->active == NULL || dev->work == NULL ||
+	    dev->db == NULL) {
 		rc_dev_fini(dev);
 		return -ENOMEM;
 	}
@@ -244,6 +358,10 @@ rc_dev_fini(struct dpdat_dev *dev)
 	dev->zc_pool = NULL;
 	free(dev->qps);
 	free(dev->active);
+	free(dev->work);
+	rte_ring_free(dev->db);
 	dev->qps = NULL;
 	dev->active = NULL;
+	dev->work = NULL;
+	dev->db = NULL;
 }

@@ -374,6 +374,7 @@ rc_qp_error(struct dpdat_qp *qp)
 {
 	__atomic_store_n(&qp->state, DPDAT_QPS_ERR, __ATOMIC_RELEASE);
 	rc_qp_flush(qp);
+	rc_qp_kick(qp);		/* held zero-copy WRs complete later */
 }
 
 void
@@ -468,6 +469,7 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	if (dev->qp_gone != NULL)	/* a connection may outlive its QP */
 		dev->qp_gone(dev->qp_gone_ctx, qp);
 	dev->qps[qp->qpn - RC_QPN_BASE] = NULL;
+	rc_work_remove(qp);
 	if (qp->on_ack_list) {
 		struct dpdat_qp **pp = &dev->ack_list;
 
@@ -533,6 +535,7 @@ dpdat_post_send(struct dpdat_qp *qp, const struct dpdat_send_wr *wr)
 		__atomic_sub_fetch(&qp->sq_out, 1, __ATOMIC_RELEASE);
 		return -ENOMEM;
 	}
+	rc_qp_ring(qp);
 	return 0;
 }
 
@@ -589,7 +592,9 @@ dpdat_post_recv(struct dpdat_qp *qp, const struct dpdat_recv_wr *wr)
 	if (qp->srq != NULL)
 		return -EINVAL;	/* its receives come from the SRQ */
 	ret = rc_rwqe_fill(&w, wr);
-	if (ret != 0)
-		return ret;
-	return rc_rwqe_post(qp->rq_ring, &qp->rq_out, qp->rq_max, &w);
+	if (ret == 0)
+		ret = rc_rwqe_post(qp->rq_ring, &qp->rq_out, qp->rq_max, &w);
+	if (ret == 0)
+		rc_qp_ring(qp);	/* pulled at once; flushed in ERR */
+	return ret;
 }

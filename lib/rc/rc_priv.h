@@ -221,6 +221,7 @@ struct dpdat_qp {
 	struct rte_ring *rq_ring;	/* of struct rc_rwqe, MP/SC */
 	uint32_t sq_max, rq_max;
 	uint32_t sq_out, rq_out;	/* posted, not completed (atomic) */
+	uint32_t db_rung;	/* on the device's doorbell ring (atomic) */
 
 	/* peer */
 	uint32_t dqpn;
@@ -231,6 +232,8 @@ struct dpdat_qp {
 	uint8_t retry_cnt, rnr_retry;
 	uint32_t max_rd;
 	uint64_t timeout_tsc;
+
+	bool on_work;		/* on the engine's work list (engine only) */
 
 	/* requester, engine only */
 	struct rc_swqe *sq;	/* sq_size slots, indices free-running */
@@ -319,7 +322,14 @@ struct dpdat_dev {
 	pthread_mutex_t lock;	/* control path: create/free */
 	uint32_t max_qps;
 	struct dpdat_qp **qps;	/* by qpn - RC_QPN_BASE; engine reads */
-	struct dpdat_qp **active;	/* the n_qps live QPs, engine walks */
+	struct dpdat_qp **active;	/* the n_qps live QPs */
+	/* The engine visits only QPs with something to do: those on the work
+	 * list (engine only), which a QP joins when a posting thread rings its
+	 * doorbell (the ring, MP/SC, holds a QP once) or a packet of its
+	 * arrives, and leaves when nothing is outstanding. */
+	struct rte_ring *db;
+	struct dpdat_qp **work;
+	uint32_t n_work;
 	uint32_t n_qps, n_cqs, n_srqs;
 	uint32_t next_qpn;	/* search start for a free number */
 	uint64_t tsc_hz;
@@ -357,6 +367,13 @@ void rc_progress(struct dpdat_dev *dev, uint64_t now);
  * engine has its own thread. */
 evq_progress_fn rc_dev_progress_fn(const struct dpdat_dev *dev);
 void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
+/* Any thread, after posting to a QP: the engine visits it. */
+void rc_qp_ring(struct dpdat_qp *qp);
+/* Engine (or its holder): the QP has work; rung doorbells to the work
+ * list; a QP going away leaves it. */
+void rc_qp_kick(struct dpdat_qp *qp);
+void rc_db_drain(struct dpdat_dev *dev);
+void rc_work_remove(struct dpdat_qp *qp);
 void rc_tx_flush(struct dpdat_dev *dev);
 bool rc_tx_room(struct dpdat_dev *dev);
 void rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip,
