@@ -111,6 +111,7 @@ run raw write_lat 1 2
 
 # perftest's command lines
 run dpdat write_bw 64 65536
+run dpdat read_bw 64 65536
 
 # json_keys FILE bw|lat [bidir]: dpdat's keys and perftest's, agreeing
 json_keys() {
