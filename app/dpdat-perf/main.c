@@ -8,9 +8,12 @@
  * The server runs without a peer address, the client is given the server's
  * and tells the server the test. Flags follow perftest:
  *   -s size  -a (all sizes 2..2^23)  -n iterations  -D seconds (bw)
- *   -q QPs (bw)  -t tx depth  -m PMTU  -p port  --report_gbits
- *   --out_json FILE
- * plus --transport dpdat|udp|verbs and, for dpdat, --dev, --ip, --mtu.
+ *   -q QPs (bw)  -t tx depth  -m PMTU  -p port  -b (bw, both ways)
+ *   --report_gbits  --out_json [FILE]  --out_json_file=FILE
+ * plus --transport dpdat|udp|verbs|raw and, for dpdat, --dev, --ip, --mtu.
+ * perftest's flags that mean nothing here (-x, -F, -R, -i, -d naming an
+ * RDMA device) are taken with a note on stderr, so that a perftest
+ * command line runs as it is.
  * This file: flags, banner, tables, percentiles and JSON; the transports
  * are in tr_*.c.
  */
@@ -31,12 +34,18 @@
 
 #define EXIT_USAGE	2
 #define EXIT_NO_VERBS	3	/* verbs not built, or no RDMA device */
+#define JSON_DEFAULT	"perftest_out.json"	/* perftest's --out_json */
+
+/* Long options without a short one (past any character). */
+enum {
+	OPT_DEV = 256, OPT_IP, OPT_JSON_FILE,
+};
 
 static const char *const names[N_TESTS] = {
 	"write_bw", "write_lat", "read_bw", "read_lat", "send_bw", "send_lat" };
-static const char *const titles[N_TESTS] = {
-	"RDMA_Write BW Test", "RDMA_Write Latency Test", "RDMA_Read BW Test",
-	"RDMA_Read Latency Test", "Send BW Test", "Send Latency Test" };
+/* perftest's names of the verbs, in its banner and its JSON */
+static const char *const verbs[N_TESTS] = {
+	"RDMA_Write", "RDMA_Write", "RDMA_Read", "RDMA_Read", "Send", "Send" };
 
 static const struct perf_transport *const transports[] = {
 	&perf_dpdat, &perf_udp, &perf_raw,
@@ -125,7 +134,8 @@ perf_params_check(const struct perf_params *pr)
 	return pr->test >= N_TESTS || pr->size == 0 ||
 	       pr->size > PERF_MAX_SIZE || pr->iters == 0 ||
 	       pr->depth == 0 || pr->depth > PERF_MAX_DEPTH ||
-	       pr->qps == 0 || pr->qps > PERF_MAX_QPS ? -EINVAL : 0;
+	       pr->qps == 0 || pr->qps > PERF_MAX_QPS || pr->bidir > 1 ||
+	       (pr->bidir && perf_is_lat(pr->test)) ? -EINVAL : 0;
 }
 
 static void
@@ -138,13 +148,19 @@ usage(void)
 	       "  -a, --all             sizes 2 .. 2^23\n"
 	       "  -n, --iters N         iterations (bw 5000, lat 1000)\n"
 	       "  -D, --duration S      bw: run S seconds instead\n"
-	       "  -q, --qp N            bw: QPs, 1..16 (1)\n"
+	       "  -q, --qp N            bw: QPs, 1..1024 (verbs: 16) (1)\n"
+	       "  -b, --bidirectional   bw: both sides stream at once, the\n"
+	       "                        client reports the sum (dpdat, verbs)\n"
 	       "  -t, --tx-depth N      work requests in flight a QP (128)\n"
 	       "  -m, --mtu P           PMTU 256..4096 (the port's: 4096 over\n"
 	       "                        memif, from the MTU beside the kernel)\n"
 	       "  -p, --port N          service (conn_qual) or UDP port (18515)\n"
 	       "      --report_gbits    bandwidth in Gb/s\n"
-	       "      --out_json FILE   results as JSON\n"
+	       "      --out_json [FILE] results as JSON, into FILE (a name\n"
+	       "                        with a '/' or ending in .json), else\n"
+	       "                        --out_json_file's or perftest_out.json\n"
+	       "      --out_json_file=F the JSON's file (perftest's spelling;\n"
+	       "                        implies --out_json)\n"
 	       "      --transport T     dpdat (default), udp (kernel sockets),\n"
 	       "                        verbs (kernel RDMA device), raw (the\n"
 	       "                        frames of a WRITE, bare, over dpdat's\n"
@@ -161,6 +177,15 @@ usage(void)
 	       "      --go-back-n       dpdat: never selective repeat (recover\n"
 	       "                        loss as a peer that is not dpdat)\n"
 	       "      --help-env        the DPDAT_* environment settings\n"
+	       "perftest's flags, taken so that its command lines run:\n"
+	       "  -d, --ib-dev NAME     a DPDK device (net_..., a PCI address):\n"
+	       "                        as --dev; an RDMA device name: ignored\n"
+	       "  -x, --gid-index N     ignored: the GID is the port's IPv4\n"
+	       "  -i, --ib-port N       ignored: a dpdat device has one port\n"
+	       "  -F, --CPU-freq        ignored: no CPU frequency check to skip\n"
+	       "  -R, --rdma_cm         ignored: dpdat connects with its own\n"
+	       "                        in-band IB CM\n"
+	       "  each says so on stderr (dpdat-perf: -x: ignored, ...)\n"
 	       "EAL arguments (before --) go to DPDK: -l, -a, --file-prefix...\n");
 }
 
@@ -225,6 +250,37 @@ pick_test(int argc, char **argv)
 		"send_lat)", argc > 1 ? argv[1] : "no test");
 }
 
+/* A perftest flag that means nothing here: taken, and said so. */
+static void
+note(const char *flag, const char *why)
+{
+	fprintf(stderr, "dpdat-perf: %s: ignored, %s\n", flag, why);
+}
+
+/* perftest's -d names an RDMA device (mlx5_0), dpdat's --dev a DPDK one:
+ * a vdev (net_...), devargs (a comma) or a PCI address. */
+static int
+dpdk_dev_name(const char *s)
+{
+	unsigned int a, b, c, d;
+	char end;
+
+	return strncmp(s, "net_", 4) == 0 || strchr(s, ',') != NULL ||
+	       sscanf(s, "%x:%x:%x.%x%c", &a, &b, &c, &d, &end) == 4 ||
+	       sscanf(s, "%x:%x.%x%c", &a, &b, &c, &end) == 3;
+}
+
+/* --out_json's optional value given apart (--out_json FILE, as dpdat-perf
+ * always took it): a name no server address looks like. */
+static int
+json_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	return s[0] != '-' && (strchr(s, '/') != NULL ||
+			       (n > 5 && strcmp(s + n - 5, ".json") == 0));
+}
+
 static void
 option(int c, const char *arg)
 {
@@ -236,6 +292,7 @@ option(int c, const char *arg)
 	case 'n': o->iters = number(arg, "-n", 1, 100000000); break;
 	case 'D': o->secs = number(arg, "-D", 1, 86400); break;
 	case 'q': o->qps = number(arg, "-q", 1, PERF_MAX_QPS); break;
+	case 'b': o->bidir = 1; break;
 	case 't': o->depth = number(arg, "-t", 1, PERF_MAX_DEPTH); break;
 	case 'm': o->pmtu = (uint16_t)number(arg, "-m", 256, 4096);
 		if (o->pmtu & (o->pmtu - 1))
@@ -244,10 +301,20 @@ option(int c, const char *arg)
 		break;
 	case 'p': o->service = (uint16_t)number(arg, "-p", 1, 65535); break;
 	case 'g': o->gbits = 1; break;
-	case 'j': o->json = arg; break;
+	case 'j': o->json = arg ? arg : o->json ? o->json : JSON_DEFAULT;
+		break;
+	case OPT_JSON_FILE: o->json = arg; break;
 	case 'T': pick_transport(arg); break;
-	case 'd': o->dev = arg; break;
-	case 'i': o->ip = arg; break;
+	case OPT_DEV: o->dev = arg; break;
+	case OPT_IP: o->ip = arg; break;
+	case 'd': o->ibdev = arg; break;
+	case 'x': note("-x", "dpdat's GID is the port's IPv4 (--ip)"); break;
+	case 'i': note("-i", "a dpdat device has one port"); break;
+	case 'F': note("-F", "dpdat-perf has no CPU frequency check to skip");
+		break;
+	case 'R': note("-R", "dpdat always connects with its own in-band IB "
+		       "CM (no rdma_cm)");
+		break;
 	case 'M': o->mtu = (uint16_t)number(arg, "--port_mtu", 576, 9600);
 		o->mtu_set = 1;
 		break;
@@ -255,6 +322,32 @@ option(int c, const char *arg)
 	case 'G': o->gbn = 1; break;
 	case 'h': usage(); exit(0);
 	case 'E': dpdat_env_help(stdout); exit(0);
+	}
+}
+
+/* -d and -b, once the transport is known. */
+static void
+after_perftest_flags(int lat)
+{
+	struct perf_opts *o = &perf_opt;
+	int own_port = tr == &perf_dpdat || tr == &perf_raw;
+
+	if (o->ibdev != NULL && own_port && dpdk_dev_name(o->ibdev) &&
+	    o->dev == NULL)
+		o->dev = o->ibdev;
+	else if (o->ibdev != NULL)
+		fprintf(stderr, "dpdat-perf: -d %s: ignored, %s\n", o->ibdev,
+			!own_port ? "this transport picks its device by --ip" :
+			o->dev != NULL ? "--dev names the device" :
+			"not a DPDK device (net_..., a PCI address): dpdat "
+			"runs on --dev, a memif pair by default");
+	if (o->bidir && lat)
+		bad_arg("-b: bidirectional is for the bandwidth tests, as "
+			"perftest");
+	if (o->bidir && (tr == &perf_udp || tr == &perf_raw)) {
+		fprintf(stderr, "dpdat-perf: -b: ignored, --transport=%s runs "
+			"one way\n", tr->name);
+		o->bidir = 0;
 	}
 }
 
@@ -266,21 +359,31 @@ parse(int argc, char **argv)
 		{ "iters", 1, NULL, 'n' }, { "duration", 1, NULL, 'D' },
 		{ "qp", 1, NULL, 'q' }, { "tx-depth", 1, NULL, 't' },
 		{ "mtu", 1, NULL, 'm' }, { "port", 1, NULL, 'p' },
-		{ "report_gbits", 0, NULL, 'g' }, { "out_json", 1, NULL, 'j' },
-		{ "transport", 1, NULL, 'T' }, { "dev", 1, NULL, 'd' },
-		{ "ip", 1, NULL, 'i' }, { "port_mtu", 1, NULL, 'M' },
+		{ "report_gbits", 0, NULL, 'g' }, { "out_json", 2, NULL, 'j' },
+		{ "transport", 1, NULL, 'T' }, { "dev", 1, NULL, OPT_DEV },
+		{ "ip", 1, NULL, OPT_IP }, { "port_mtu", 1, NULL, 'M' },
 		{ "cpu", 1, NULL, 'C' }, { "go-back-n", 0, NULL, 'G' },
 		{ "help", 0, NULL, 'h' }, { "help-env", 0, NULL, 'E' },
+		/* perftest's, for its command lines */
+		{ "bidirectional", 0, NULL, 'b' },
+		{ "out_json_file", 1, NULL, OPT_JSON_FILE },
+		{ "ib-dev", 1, NULL, 'd' }, { "gid-index", 1, NULL, 'x' },
+		{ "ib-port", 1, NULL, 'i' }, { "CPU-freq", 0, NULL, 'F' },
+		{ "rdma_cm", 0, NULL, 'R' },
 		{ NULL, 0, NULL, 0 } };
 	struct perf_opts *o = &perf_opt;
 	int c, lat;
 
 	optind = pick_test(argc, argv);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "s:an:D:q:t:m:p:h", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:an:D:q:t:m:p:hbd:x:i:FR", lo,
+				NULL)) != -1) {
 		if (c == '?')
 			bad_arg("%s: unknown option or missing value",
 				argv[optind - 1]);
+		if (c == 'j' && optarg == NULL && optind < argc &&
+		    json_name(argv[optind]))
+			optarg = argv[optind++];
 		option(c, optarg);
 	}
 	if (optind + 1 < argc)
@@ -292,6 +395,7 @@ parse(int argc, char **argv)
 		bad_arg("-q %u: latency tests run on one QP, as perftest", o->qps);
 	if (lat && o->secs)
 		bad_arg("-D: latency tests count iterations (-n)");
+	after_perftest_flags(lat);
 	if (tr == &perf_raw && o->test != W_BW && o->test != W_LAT)
 		bad_arg("--transport=raw: write_bw and write_lat only (the "
 			"frames of a WRITE)");
@@ -314,10 +418,40 @@ line(void)
 	       "------------------------";
 }
 
+/* perftest's title: "RDMA_Write Bidirectional BW Test"; sep "_" for JSON */
+static const char *
+title(const struct perf_params *pr, char sep)
+{
+	static char t[64];
+
+	snprintf(t, sizeof(t), "%s %s%s Test", verbs[pr->test],
+		 pr->bidir ? "Bidirectional " : "",
+		 perf_is_lat(pr->test) ? "Latency" : "BW");
+	for (char *c = t; *c != '\0'; c++)
+		*c = *c == ' ' ? sep : *c;
+	return t;
+}
+
+/* One "local address" line a QP; with many QPs the first and the last. */
+static void
+local_lines(const struct perf_info *in)
+{
+	int n = in->nlocal, q;
+
+	for (q = 0; q < n; q++) {
+		if (n > PERF_BANNER_QPS && q == PERF_BANNER_QPS / 2) {
+			printf(" local address: ... %d QPs more, as these ...\n",
+			       n - PERF_BANNER_QPS);
+			q = n - PERF_BANNER_QPS / 2;
+		}
+		printf(" local address: %s\n", in->local[q]);
+	}
+}
+
 static void
 banner(const struct perf_params *pr, const struct perf_info *in)
 {
-	printf("%s\n%*s%s\n", line(), 20, "", titles[pr->test]);
+	printf("%s\n%*s%s\n", line(), 20, "", title(pr, ' '));
 	printf(" Dual-port       : OFF\t\tDevice         : %s\n", in->dev);
 	printf(" Number of qps   : %u\t\tTransport type : %s\n", pr->qps,
 	       in->type);
@@ -329,8 +463,7 @@ banner(const struct perf_params *pr, const struct perf_info *in)
 	printf(" Max inline data : 0[B]\n");
 	printf(" rdma_cm QPs\t : %s\n", in->cm);
 	printf(" Data ex. method : %s\n%s\n", in->exchange, line());
-	for (int q = 0; q < in->nlocal; q++)
-		printf(" local address: %s\n", in->local[q]);
+	local_lines(in);
 	printf("%s\n", line());
 }
 
@@ -348,8 +481,54 @@ table_header(const struct perf_params *pr)
 		       "99%% percentile[usec]   99.9%% percentile[usec]\n");
 }
 
+/* The inside of a JSON string: s, with what JSON escapes escaped. */
 static void
-json_open(const struct perf_params *pr)
+json_str_body(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s == '"' || *s == '\\')
+			fprintf(json, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(json, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, json);
+}
+
+/* "key": "s", */
+static void
+json_str(const char *key, const char *s)
+{
+	fprintf(json, "\"%s\": \"", key);
+	json_str_body(s);
+	fprintf(json, "\", ");
+}
+
+/* perftest's "test_info", as its --out_json writes it. */
+static void
+json_test_info(const struct perf_params *pr, const struct perf_info *in)
+{
+	fprintf(json, "\"test_info\": {");
+	json_str("test", title(pr, '_'));
+	json_str("Dual_port", "OFF");
+	json_str("Device", in->dev);
+	fprintf(json, "\"Number_of_qps\": %u, ", pr->qps);
+	json_str("Transport_type", in->type);
+	json_str("Connection_type", strcmp(tr->name, "udp") ? "RC" : "UDP");
+	json_str("Using_SRQ", "OFF");
+	fprintf(json, "\"TX_depth\": %u, \"Mtu\": %u, ",
+		perf_is_lat(pr->test) ? 1 : pr->depth, in->mtu);
+	json_str("Link_type", "Ethernet");
+	fprintf(json, "\"Max_inline_data\": 0, ");
+	json_str("rdma_cm_QPs", in->cm);
+	fprintf(json, "\"Data_ex_method\": \"");
+	json_str_body(in->exchange);
+	fprintf(json, "\"}, ");
+}
+
+/* dpdat's keys first (bench.sh and the tests read them), then perftest's
+ * test_info; each row has both dpdat's figures and perftest's. */
+static void
+json_open(const struct perf_params *pr, const struct perf_info *in)
 {
 	if (perf_opt.json == NULL)
 		return;
@@ -357,7 +536,10 @@ json_open(const struct perf_params *pr)
 	if (json == NULL)
 		perf_die("cannot write %s: %s", perf_opt.json, strerror(errno));
 	fprintf(json, "{\"test\": \"%s\", \"transport\": \"%s\", \"qps\": %u, "
-		"\"results\": [", names[pr->test], tr->name, pr->qps);
+		"\"bidirectional\": %s, ", names[pr->test], tr->name, pr->qps,
+		pr->bidir ? "true" : "false");
+	json_test_info(pr, in);
+	fprintf(json, "\"results\": [");
 }
 
 static void
@@ -370,26 +552,35 @@ json_close(void)
 		perf_die("cannot write %s", perf_opt.json);
 }
 
+/* perftest's bandwidth row; with -b the two streams' sum, as perftest
+ * (its #iterations: this side's). */
 static void
-bw_row(uint32_t size, const struct perf_bw *r)
+bw_row(const struct perf_params *pr, uint32_t size, const struct perf_bw *r)
 {
 	double scale = perf_opt.gbits ? 8 / 1e9 : 1.0 / (1 << 20);
-	double avg = (double)r->iters * size / r->secs;
-	double rate = (double)r->iters / r->secs / 1e6;
+	double own = (double)r->iters * size / r->secs;
+	double avg = own + r->peer_avg, peak = r->peak + r->peer_peak;
+	double rate = ((double)r->iters / r->secs + r->peer_rate) / 1e6;
 
 	printf(" %-10u %-14lu %-19.2f %-21.2f %.6f\n", size,
-	       (unsigned long)r->iters, r->peak * scale, avg * scale, rate);
+	       (unsigned long)r->iters, peak * scale, avg * scale, rate);
 	if (json == NULL)
 		return;
 	fprintf(json, "%s{\"bytes\": %u, \"iterations\": %lu, "
 		"\"bw_peak_mib\": %.3f, \"bw_avg_mib\": %.3f, "
 		"\"msg_rate_mpps\": %.6f", json_rows++ ? ", " : "", size,
-		(unsigned long)r->iters, r->peak / (1 << 20), avg / (1 << 20),
+		(unsigned long)r->iters, peak / (1 << 20), avg / (1 << 20),
 		rate);
+	if (pr->bidir)
+		fprintf(json, ", \"bw_avg_mib_client\": %.3f, "
+			"\"bw_avg_mib_server\": %.3f", own / (1 << 20),
+			r->peer_avg / (1 << 20));
 	if (tr == &perf_udp)
 		fprintf(json, ", \"lost_datagrams\": %lu",
 			(unsigned long)r->lost);
-	fprintf(json, "}");
+	fprintf(json, ", \"MsgSize\": %u, \"n_iterations\": %lu, "
+		"\"BW_peak\": %.2f, \"BW_average\": %.2f, \"MsgRate\": %.6f}",
+		size, (unsigned long)r->iters, peak * scale, avg * scale, rate);
 }
 
 static int
@@ -421,20 +612,26 @@ lat_row(const struct perf_params *pr, uint32_t size, double *rtt)
 	printf(" %-7u %-10u %-13.2f %-13.2f %-15.2f %-13.2f %-15.2f %-22.2f "
 	       "%.2f\n", size, n, rtt[0], rtt[n - 1], rtt[n / 2], avg, sd, p99,
 	       p999);
-	if (json != NULL)
-		fprintf(json, "%s{\"bytes\": %u, \"iterations\": %u, "
-			"\"t_min_us\": %.3f, \"t_max_us\": %.3f, "
-			"\"t_typical_us\": %.3f, \"t_avg_us\": %.3f, "
-			"\"t_stdev_us\": %.3f, \"p99_us\": %.3f, "
-			"\"p999_us\": %.3f}", json_rows++ ? ", " : "", size, n,
-			rtt[0], rtt[n - 1], rtt[n / 2], avg, sd, p99, p999);
+	if (json == NULL)
+		return;
+	fprintf(json, "%s{\"bytes\": %u, \"iterations\": %u, "
+		"\"t_min_us\": %.3f, \"t_max_us\": %.3f, "
+		"\"t_typical_us\": %.3f, \"t_avg_us\": %.3f, "
+		"\"t_stdev_us\": %.3f, \"p99_us\": %.3f, "
+		"\"p999_us\": %.3f", json_rows++ ? ", " : "", size, n,
+		rtt[0], rtt[n - 1], rtt[n / 2], avg, sd, p99, p999);
+	fprintf(json, ", \"MsgSize\": %u, \"n_iterations\": %u, "
+		"\"t_min\": %.2f, \"t_max\": %.2f, \"t_typical\": %.2f, "
+		"\"t_avg\": %.2f, \"t_stdev\": %.2f, \"percentile_99\": %.2f, "
+		"\"percentile_99.9\": %.2f}", size, n, rtt[0], rtt[n - 1],
+		rtt[n / 2], avg, sd, p99, p999);
 }
 
 static void
 run_client(const struct perf_params *pr)
 {
 	double *rtt = NULL;
-	struct perf_bw r;
+	struct perf_bw r = { .iters = 0 };	/* peer_*: 0 but with -b */
 
 	table_header(pr);
 	if (perf_is_lat(pr->test)) {
@@ -446,7 +643,7 @@ run_client(const struct perf_params *pr)
 	     size = perf_next_size(pr, size)) {
 		if (rtt == NULL) {
 			tr->bw(pr, size, &r);
-			bw_row(size, &r);
+			bw_row(pr, size, &r);
 		} else {
 			tr->lat(pr, size, rtt);
 			lat_row(pr, size, rtt);
@@ -458,8 +655,8 @@ run_client(const struct perf_params *pr)
 int
 main(int argc, char **argv)
 {
+	static struct perf_info info;	/* a line a QP: up to 96 KiB */
 	struct perf_opts *o = &perf_opt;
-	struct perf_info info = { .mtu = 0 };
 	struct perf_params pr;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -468,7 +665,7 @@ main(int argc, char **argv)
 	tr->setup();
 	pr = (struct perf_params){ .test = o->test, .size = o->size,
 		.iters = o->iters, .depth = o->depth, .all = (uint32_t)o->all,
-		.secs = o->secs, .qps = o->qps };
+		.secs = o->secs, .qps = o->qps, .bidir = (uint32_t)o->bidir };
 	if (o->server)
 		printf("\n************************************\n"
 		       "* Waiting for client to connect... *\n"
@@ -478,7 +675,7 @@ main(int argc, char **argv)
 	if (o->server) {
 		tr->serve(&pr);
 	} else {
-		json_open(&pr);
+		json_open(&pr, &info);
 		run_client(&pr);
 	}
 	printf("%s\n", line());

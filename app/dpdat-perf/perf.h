@@ -14,9 +14,16 @@
 #include <stdint.h>
 
 #define PERF_MAX_SIZE	(8u << 20)	/* -a goes up to 2^23, as perftest */
-#define PERF_MAX_QPS	16
+#define PERF_MAX_QPS	1024	/* the dpdat transport's; verbs: 16 */
 #define PERF_MAX_DEPTH	256
 #define PERF_WAIT_CLIENT_MS 300000	/* how long a server waits for a client */
+/* The registered buffer: two halves (what we send from, what the peer
+ * writes or sends into) and, past them, the mailbox through which -b
+ * tells the peer its figures (our outgoing copy, then the peer's). */
+#define PERF_MBOX		(2 * (uint64_t)PERF_MAX_SIZE)
+#define PERF_MBOX_IN		(PERF_MBOX + 64)
+#define PERF_BUF_BYTES		(PERF_MBOX + 4096)
+#define PERF_BANNER_QPS		8	/* "local address" lines shown in full */
 
 enum perf_test { W_BW, W_LAT, R_BW, R_LAT, S_BW, S_LAT, N_TESTS };
 
@@ -32,6 +39,7 @@ struct perf_params {
 	uint32_t test, size, iters, depth, all, secs, qps;
 	uint64_t addr;
 	uint32_t rkey;
+	uint32_t bidir;		/* -b: the server streams too */
 } __attribute__((packed));
 
 /* The command line. */
@@ -39,12 +47,14 @@ struct perf_opts {
 	enum perf_test test;
 	int server, all, gbits;
 	const char *peer, *dev, *ip, *json;
+	const char *ibdev;	/* perftest's -d */
 	uint32_t size, iters, depth, secs, qps;
 	uint16_t pmtu, mtu, service;
 	int mtu_set;		/* --port_mtu given */
 	int pin;		/* --cpu given */
 	unsigned int cpu;
 	int gbn;		/* --go-back-n */
+	int bidir;		/* -b */
 };
 
 extern struct perf_opts perf_opt;
@@ -55,6 +65,9 @@ struct perf_bw {
 	double secs;
 	double peak;		/* bytes per second over the best 100 ms */
 	uint64_t lost;		/* datagrams lost (UDP only) */
+	/* -b: the peer's stream, as it measured it; 0 otherwise */
+	double peer_avg, peer_peak;	/* bytes per second */
+	double peer_rate;		/* messages per second */
 };
 
 /* What the banner says about a connection. */
@@ -167,12 +180,12 @@ struct perf_wc {
 };
 
 struct perf_rdma {
-	uint8_t *buf;		/* 2 x PERF_MAX_SIZE, registered; the peer
-				 * writes into the second half */
+	uint8_t *buf;		/* PERF_BUF_BYTES, registered */
 	uint32_t nqp;
-	/* roff: offset in the peer's buffer; waits while the queue is full */
-	void (*post)(uint32_t q, enum perf_op op, uint32_t size, uint64_t roff,
-		     int signaled, uint64_t id);
+	/* loff, roff: offsets in our buffer and the peer's; waits while the
+	 * queue is full */
+	void (*post)(uint32_t q, enum perf_op op, uint32_t size, uint64_t loff,
+		     uint64_t roff, int signaled, uint64_t id);
 	void (*post_recv)(uint32_t q, uint32_t size, uint64_t id);
 	/* up to n completions; exits on an error completion other than
 	 * a flush */

@@ -6,7 +6,9 @@
  * perftest's six tests over a verbs-like transport (dpdat or kernel verbs):
  * bandwidth streams -t work requests a QP round-robin over the QPs; latency
  * is a ping-pong on QP 0 (write_lat spins on the last byte of the written
- * buffer, as ib_write_lat) or a READ round trip.
+ * buffer, as ib_write_lat) or a READ round trip. With -b both sides
+ * stream at once and, after each size, each writes its figures into the
+ * other's mailbox (PERF_MBOX_IN): the client reports the sum, as perftest.
  */
 
 #include <stddef.h>
@@ -16,8 +18,22 @@
 /* Unsignaled latency WRs: one in this many completes, so the send queue
  * drains on every transport (verbs frees slots only on completions). */
 #define LAT_SIGNAL_EVERY 32
+/* Bandwidth: bytes outstanding over all QPs at most, beyond one QP's -t:
+ * the engine's one thread would only overflow the link's rings with
+ * more (-q 1024 -t 128 at 64 KiB is 8 GiB), QPs time out and some exhaust
+ * their retries: read_bw -q 512 at 64 KiB did with 16 MiB, over memif.
+ * One QP's -t is never held back. */
+#define BW_MAX_OUTSTANDING (4ull << 20)
 
 static const struct perf_rdma *R;
+static uint32_t recvs[PERF_MAX_QPS];	/* receives posted a QP (send_bw) */
+
+/* -b's figures for the peer; seq last, written on its own after the rest
+ * (a QP places its WRITEs in order), so a seq seen means figures there. */
+struct perf_report {
+	double avg, peak, rate;
+	uint32_t seq;
+};
 
 void
 perf_rdma_use(const struct perf_rdma *r)
@@ -37,37 +53,109 @@ poll_ok(struct perf_wc *wc, int max)
 	return n;
 }
 
+/* send_bw's receiver (the server, and both sides with -b): every QP
+ * keeps -t receives posted. */
+static void
+recv_fill(const struct perf_params *pr)
+{
+	for (uint32_t q = 0; pr->test == S_BW && q < R->nqp; q++)
+		for (; recvs[q] < pr->depth; recvs[q]++)
+			R->post_recv(q, PERF_MAX_SIZE, q);
+}
+
+/* Completions while streaming: the sends' (counted in out[], returned)
+ * and, with -b, the receives of the peer's SENDs (posted again). */
+static uint32_t
+reap(const struct perf_params *pr, uint32_t *out)
+{
+	struct perf_wc wc[64];
+	uint32_t sends = 0;
+	int n = poll_ok(wc, 64);
+
+	for (int i = 0; i < n; i++) {
+		if (wc[i].recv) {
+			recvs[wc[i].id]--;
+			continue;
+		}
+		if (out != NULL)
+			out[wc[i].id]--;
+		sends++;
+	}
+	if (pr->bidir)
+		recv_fill(pr);
+	return sends;
+}
+
+/* -b: write our figures into the peer's mailbox, then wait for its own
+ * and for ours to be acknowledged (a barrier between sizes: both start the
+ * next one together; the client disconnects only once the server has its
+ * figures, or they would be flushed). */
+static void
+exchange(const struct perf_params *pr, uint32_t size, struct perf_bw *res)
+{
+	static uint32_t seq;
+	struct perf_report *mine = (struct perf_report *)(R->buf + PERF_MBOX);
+	volatile struct perf_report *theirs =
+		(volatile struct perf_report *)(R->buf + PERF_MBOX_IN);
+
+	uint32_t acked = 0;
+
+	seq++;
+	mine->avg = (double)res->iters * size / res->secs;
+	mine->peak = res->peak;
+	mine->rate = (double)res->iters / res->secs;
+	mine->seq = seq;
+	/* the streams are done: the one send completion now is the last
+	 * WRITE's, the first one's with it */
+	R->post(0, PERF_WRITE, offsetof(struct perf_report, seq), PERF_MBOX,
+		PERF_MBOX_IN, 0, 0);
+	R->post(0, PERF_WRITE, sizeof(mine->seq),
+		PERF_MBOX + offsetof(struct perf_report, seq),
+		PERF_MBOX_IN + offsetof(struct perf_report, seq), 1, 0);
+	while (theirs->seq != seq || acked == 0) {
+		R->progress();
+		acked += reap(pr, NULL);
+	}
+	res->peer_avg = theirs->avg;
+	res->peer_peak = theirs->peak;
+	res->peer_rate = theirs->rate;
+}
+
 void
 perf_rdma_bw(const struct perf_params *pr, uint32_t size, struct perf_bw *res)
 {
 	static const enum perf_op ops[N_TESTS] = {
 		[W_BW] = PERF_WRITE, [R_BW] = PERF_READ, [S_BW] = PERF_SEND };
-	uint32_t out[PERF_MAX_QPS] = { 0 }, q = 0, total = 0;
+	uint32_t out[PERF_MAX_QPS] = { 0 }, q = 0, total = 0, n;
 	uint64_t posted = 0, done = 0;
+	uint32_t most = perf_max(pr->depth,
+				 (uint32_t)(BW_MAX_OUTSTANDING / size));
 	struct perf_meter m;
-	struct perf_wc wc[64];
-	int more, n;
+	int more;
 
+	if (pr->bidir)
+		recv_fill(pr);
 	perf_meter_start(&m);
 	for (;;) {
 		while ((more = perf_more(pr, &m, posted)) &&
-		       out[q] < pr->depth) {
-			R->post(q, ops[pr->test], size, 0, 1, q);
+		       out[q] < pr->depth && total < most) {
+			R->post(q, ops[pr->test], size, 0, 0, 1, q);
 			out[q]++;
 			total++;
 			posted++;
 			q = (q + 1) % R->nqp;
 		}
-		n = poll_ok(wc, 64);
-		for (int i = 0; i < n; i++)
-			out[wc[i].id]--;
-		total -= (uint32_t)n;
-		done += (uint64_t)n;
+		n = reap(pr, out);
+		total -= n;
+		done += n;
 		perf_meter_tick(&m, done, size);
 		if (!more && total == 0)
 			break;
 	}
 	perf_meter_end(&m, done, size, res);
+	res->peer_avg = res->peer_peak = res->peer_rate = 0;
+	if (pr->bidir)
+		exchange(pr, size, res);
 }
 
 /* Wait for a receive completion (want_recv) or a send completion; the
@@ -89,8 +177,8 @@ static void
 write_seq(uint32_t size, uint8_t seq, uint32_t i)
 {
 	R->buf[size - 1] = seq;
-	R->post(0, PERF_WRITE, size, PERF_MAX_SIZE, i % LAT_SIGNAL_EVERY == 0,
-		i);
+	R->post(0, PERF_WRITE, size, 0, PERF_MAX_SIZE,
+		i % LAT_SIGNAL_EVERY == 0, i);
 }
 
 /* One latency iteration; the server (rtt NULL) answers each ping. */
@@ -105,7 +193,7 @@ lat_once(const struct perf_params *pr, uint32_t size, uint32_t i, int server)
 
 	switch (pr->test) {
 	case R_LAT:
-		R->post(0, PERF_READ, size, 0, 1, i);
+		R->post(0, PERF_READ, size, 0, 0, 1, i);
 		wait_wc(0);
 		break;
 	case W_LAT:
@@ -119,12 +207,12 @@ lat_once(const struct perf_params *pr, uint32_t size, uint32_t i, int server)
 		break;
 	default:	/* send_lat: the receive completes on the peer's SEND */
 		if (!server)
-			R->post(0, PERF_SEND, size, 0, sig, i);
+			R->post(0, PERF_SEND, size, 0, 0, sig, i);
 		wait_wc(1);
 		if (i + 2 <= pr->iters)
 			R->post_recv(0, size, 0);
 		if (server)
-			R->post(0, PERF_SEND, size, 0, sig, i);
+			R->post(0, PERF_SEND, size, 0, 0, sig, i);
 	}
 }
 
@@ -145,31 +233,35 @@ perf_rdma_lat(const struct perf_params *pr, uint32_t size, double *rtt)
 	}
 }
 
-/* The server's side: ping-pong for write_lat and send_lat; otherwise only
- * progress (and receives kept posted for send_bw) until the client goes. */
+/* The server's side: ping-pong for write_lat and send_lat; with -b the
+ * same streams as the client's; then only progress (and receives kept
+ * posted for send_bw) until the client goes. */
 void
 perf_rdma_serve(const struct perf_params *pr)
 {
-	uint32_t posted[PERF_MAX_QPS] = { 0 }, q, size;
 	struct perf_wc wc[64];
+	struct perf_bw r;
+	uint32_t size;
 	int n;
 
-	if (pr->test == W_LAT || pr->test == S_LAT) {
+	if (pr->test == W_LAT || pr->test == S_LAT || pr->bidir) {
 		for (size = perf_first_size(pr); size != 0;
 		     size = perf_next_size(pr, size))
-			perf_rdma_lat(pr, size, NULL);
-		return;
+			if (perf_is_lat(pr->test))
+				perf_rdma_lat(pr, size, NULL);
+			else
+				perf_rdma_bw(pr, size, &r);
+		if (perf_is_lat(pr->test))
+			return;
 	}
 	for (;;) {
-		for (q = 0; pr->test == S_BW && q < R->nqp; q++)
-			for (; posted[q] < pr->depth; posted[q]++)
-				R->post_recv(q, PERF_MAX_SIZE, q);
+		recv_fill(pr);
 		n = R->poll(wc, 64);
 		for (int i = 0; i < n; i++) {
 			if (wc[i].flushed)	/* the client disconnected */
 				return;
 			if (wc[i].recv)
-				posted[wc[i].id]--;
+				recvs[wc[i].id]--;
 		}
 		if (n == 0 && R->peer_gone())
 			return;

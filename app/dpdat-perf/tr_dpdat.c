@@ -5,7 +5,9 @@
 /*
  * The dpdat transport: one device (a memif pair by default), one buffer
  * registered once, -q QPs each connected through dpdat's CM; the client's
- * parameters travel in every REQ, the server's buffer in every REP.
+ * parameters travel in every REQ, the server's buffer in every REP. One CQ
+ * for every QP, made with the first QP, once -q and -t are known: up to
+ * 1024 QPs (the device's QP table is made that large).
  */
 
 #include <arpa/inet.h>
@@ -58,7 +60,8 @@ static void
 open_dev(void)
 {
 	struct dpdat_eal_conf ec = { .program = "dpdat-perf", .mem_mb = 512 };
-	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_INLINE };
+	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_INLINE,
+				     .max_qps = PERF_MAX_QPS };
 	struct perf_opts *o = &perf_opt;
 	static char devargs[256];
 
@@ -101,29 +104,40 @@ setup(void)
 
 	open_dev();
 	pz = dpdat_pz_create(dpdat_dev_domain(dev));
-	buf = dpdat_mem_alloc(2 * PERF_MAX_SIZE, 4096, -1);
+	buf = dpdat_mem_alloc(PERF_BUF_BYTES, 4096, -1);
 	d.virt.addr = buf;
-	d.virt.length = 2 * PERF_MAX_SIZE;
+	d.virt.length = PERF_BUF_BYTES;
 	lmr = buf && pz ? dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL) : NULL;
-	cq = dpdat_cq_create(dev, 2 * PERF_MAX_QPS * PERF_MAX_DEPTH);
 	eq = dpdat_cm_eq_create(dev, 4 * PERF_MAX_QPS);
-	if (lmr == NULL || cq == NULL || eq == NULL)
-		perf_die("setup (memory, CQ or event queue): %s",
+	if (lmr == NULL || eq == NULL)
+		perf_die("setup (memory or event queue): %s",
 			 rte_strerror(rte_errno));
+	/* before any peer can write there: -b waits on a sequence number */
+	memset(buf + PERF_MBOX, 0, PERF_BUF_BYTES - PERF_MBOX);
 	dpdat_lmr_query(lmr, &li);
 	key = li.lmr_context;
 }
 
+/* A QP takes -t work requests at once, and room for the latency tests'
+ * unsignaled ones and -b's reports; the CQ, all of them together. */
 static struct dpdat_qp *
-new_qp(void)
+new_qp(const struct perf_params *pr)
 {
-	struct dpdat_qp_conf qc = { .pz = pz, .send_cq = cq, .recv_cq = cq,
-				    .max_send_wr = 2 * PERF_MAX_DEPTH,
-				    .max_recv_wr = 2 * PERF_MAX_DEPTH };
-	struct dpdat_qp *qp = dpdat_qp_create(dev, &qc);
+	uint32_t wr = 2 * perf_max(pr->depth, 64);
+	struct dpdat_qp_conf qc = { .pz = pz, .max_send_wr = wr,
+				    .max_recv_wr = wr };
+	struct dpdat_qp *qp;
 
+	if (cq == NULL)
+		cq = dpdat_cq_create(dev, 2 * wr * pr->qps);
+	if (cq == NULL)
+		perf_die("CQ of %u: %s", 2 * wr * pr->qps,
+			 rte_strerror(rte_errno));
+	qc.send_cq = qc.recv_cq = cq;
+	qp = dpdat_qp_create(dev, &qc);
 	if (qp == NULL)
-		perf_die("QP: %s", rte_strerror(rte_errno));
+		perf_die("QP %u of %u: %s", nqp + 1, pr->qps,
+			 rte_strerror(rte_errno));
 	return qp;
 }
 
@@ -154,7 +168,7 @@ accept_all(struct perf_params *pr, const struct perf_params *mine)
 			memcpy(pr, ev.private_data, sizeof(*pr));
 		if (perf_params_check(pr) != 0 || nqp == pr->qps)
 			perf_die("bad parameters from the client");
-		qps[nqp] = new_qp();
+		qps[nqp] = new_qp(pr);
 		conns[nqp] = ev.conn;
 		if (dpdat_cm_accept(ev.conn, qps[nqp], mine, sizeof(*mine),
 				    eq) != 0)
@@ -175,7 +189,7 @@ connect_one(uint32_t q, const struct perf_params *mine)
 
 	if (inet_pton(AF_INET, perf_opt.peer, &ip) != 1)
 		perf_die("bad server address %s", perf_opt.peer);
-	qps[q] = new_qp();
+	qps[q] = new_qp(mine);
 	for (int t = 0;; t++) {
 		if (dpdat_cm_connect(qps[q], ip, perf_opt.service, mine,
 				     sizeof(*mine), eq) == NULL)
@@ -198,13 +212,13 @@ connect_one(uint32_t q, const struct perf_params *mine)
 }
 
 static void
-post(uint32_t q, enum perf_op op, uint32_t size, uint64_t roff, int signaled,
-     uint64_t id)
+post(uint32_t q, enum perf_op op, uint32_t size, uint64_t loff, uint64_t roff,
+     int signaled, uint64_t id)
 {
 	static const enum dpdat_wr_opcode dop[] = {
 		[PERF_WRITE] = DPDAT_WR_RDMA_WRITE,
 		[PERF_READ] = DPDAT_WR_RDMA_READ, [PERF_SEND] = DPDAT_WR_SEND };
-	struct dpdat_sge sge = { (uintptr_t)buf, size, key };
+	struct dpdat_sge sge = { (uintptr_t)buf + loff, size, key };
 	struct dpdat_send_wr wr = { .wr_id = id, .opcode = dop[op],
 		.flags = signaled ? DPDAT_SEND_SIGNALED : 0, .sg_list = &sge,
 		.num_sge = 1, .remote_addr = peer_addr + roff,

@@ -26,7 +26,8 @@
 
 #define EXIT_NO_DEVICE	3
 #define CM_TIMEOUT_MS	2000
-#define BUF_BYTES	(2 * (size_t)PERF_MAX_SIZE)
+#define BUF_BYTES	((size_t)PERF_BUF_BYTES)
+#define VERBS_MAX_QPS	16
 
 static struct rdma_event_channel *ch;
 static struct rdma_cm_id *listener, *ids[PERF_MAX_QPS];
@@ -105,7 +106,7 @@ resources(struct ibv_context *ctx)
 	if (ibv_query_device(ctx, &dattr) != 0)
 		perf_die("verbs: ibv_query_device: %s", strerror(errno));
 	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, (int)perf_min(2 * PERF_MAX_QPS * PERF_MAX_DEPTH,
+	cq = ibv_create_cq(ctx, (int)perf_min(2 * VERBS_MAX_QPS * PERF_MAX_DEPTH,
 					     (uint32_t)dattr.max_cqe),
 			   NULL, NULL, 0);
 	mr = pd ? ibv_reg_mr(pd, buf, BUF_BYTES, IBV_ACCESS_LOCAL_WRITE |
@@ -183,7 +184,7 @@ accept_all(struct perf_params *pr)
 
 	if (rdma_create_id(ch, &listener, NULL, RDMA_PS_TCP) != 0 ||
 	    rdma_bind_addr(listener, (struct sockaddr *)&a) != 0 ||
-	    rdma_listen(listener, PERF_MAX_QPS) != 0)
+	    rdma_listen(listener, VERBS_MAX_QPS) != 0)
 		perf_die("verbs: listen on port %u: %s", perf_opt.service,
 			 strerror(errno));
 	while (nqp == 0 || up < pr->qps) {
@@ -264,13 +265,13 @@ connect_all(const struct perf_params *pr)
 }
 
 static void
-post(uint32_t q, enum perf_op op, uint32_t size, uint64_t roff, int signaled,
-     uint64_t id)
+post(uint32_t q, enum perf_op op, uint32_t size, uint64_t loff, uint64_t roff,
+     int signaled, uint64_t id)
 {
 	static const enum ibv_wr_opcode vop[] = {
 		[PERF_WRITE] = IBV_WR_RDMA_WRITE,
 		[PERF_READ] = IBV_WR_RDMA_READ, [PERF_SEND] = IBV_WR_SEND };
-	struct ibv_sge sge = { (uintptr_t)buf, size, mr->lkey };
+	struct ibv_sge sge = { (uintptr_t)buf + loff, size, mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
 		.opcode = vop[op],
 		.send_flags = signaled ? IBV_SEND_SIGNALED : 0 }, *bad;
@@ -398,7 +399,7 @@ finish(void)
 }
 
 const struct perf_transport perf_verbs = {
-	.name = "verbs", .max_qps = PERF_MAX_QPS,
+	.name = "verbs", .max_qps = VERBS_MAX_QPS,
 	.setup = setup, .connect = connect_peer, .bw = perf_rdma_bw,
 	.lat = perf_rdma_lat, .serve = perf_rdma_serve, .finish = finish,
 };

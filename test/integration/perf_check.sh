@@ -12,9 +12,15 @@
 # QPs as asked for. Units and completion, not speed. One run starts the
 # client 1.5 s before the server: the memif client waits for the socket and
 # connects as soon as it is there (the pair must be done within 10 s).
+# perftest's command lines: -b (both ways; the sum, and the JSON holds
+# both sides), -q 64 (a banner that summarises its QPs), perftest's flags
+# that mean nothing here (a note each, and the run goes on), -d with a
+# DPDK device (used as --dev), --out_json_file and a bare --out_json
+# (perftest_out.json in the working directory) with perftest's keys beside
+# dpdat's.
 # Usage: perf_check.sh <dpdat-perf> <perf_table.py>
 set -u
-perf=$1
+perf=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")	# one run is elsewhere
 table=$2
 dir=$(mktemp -d /tmp/dpdat-perfcheck-XXXXXX)
 srv=
@@ -22,10 +28,11 @@ cli=
 trap 'kill $srv $cli 2>/dev/null; rm -rf "$dir"' EXIT
 status=0
 port=19100
+xs=() xc=()	# more arguments for the server, the client
 
 # run <transport> <test> <qps> <size> [client-first]
 run() {
-	local tr=$1 t=$2 q=$3 s=$4 peer=198.18.0.1 name="$1 $2 -q $3"
+	local tr=$1 t=$2 q=$3 s=$4 peer=198.18.0.1 name="$1 $2 -q $3${xc[*]:+ ${xc[*]}}"
 	local crc src t0
 	[ "$tr" = udp ] && peer=127.0.0.1
 	[ -n "${5:-}" ] && name="$name (client first)"
@@ -33,8 +40,8 @@ run() {
 	t0=$SECONDS
 	if [ -n "${5:-}" ]; then
 		timeout 60 "$perf" "$t" --transport="$tr" -p $port -q "$q" \
-			-s "$s" -n 300 --out_json "$dir/out.json" $peer \
-			>"$dir/cli.log" 2>&1 &
+			-s "$s" -n 300 --out_json "$dir/out.json" "${xc[@]}" \
+			$peer >"$dir/cli.log" 2>&1 &
 		cli=$!
 		sleep 1.5
 		timeout 60 "$perf" "$t" --transport="$tr" -p $port \
@@ -47,13 +54,13 @@ run() {
 			status=1
 		fi
 	else
-		timeout 60 "$perf" "$t" --transport="$tr" -p $port \
+		timeout 60 "$perf" "$t" --transport="$tr" -p $port "${xs[@]}" \
 			>"$dir/srv.log" 2>&1 &
 		srv=$!
 		sleep 0.5
 		timeout 60 "$perf" "$t" --transport="$tr" -p $port -q "$q" \
-			-s "$s" -n 300 --out_json "$dir/out.json" $peer \
-			>"$dir/cli.log" 2>&1
+			-s "$s" -n 300 --out_json "$dir/out.json" "${xc[@]}" \
+			$peer >"$dir/cli.log" 2>&1
 		crc=$?
 		wait $srv; src=$?
 	fi
@@ -64,9 +71,13 @@ run() {
 		status=1
 		return
 	fi
+	# up to 8 QPs a line each; more: the first 4, a summary, the last 4
+	local lines=$q
+	[ "$q" -le 8 ] || lines=9
 	for log in cli srv; do
 		if ! grep -Eq "Number of qps +: $q[[:space:]]" "$dir/$log.log" ||
-		   [ "$(grep -c 'local address:' "$dir/$log.log")" -ne "$q" ]; then
+		   [ "$(grep -c 'local address:' "$dir/$log.log")" -ne $lines ] ||
+		   { [ "$q" -gt 8 ] && ! grep -q "local address: \.\.\. $((q - 8)) QPs more" "$dir/$log.log"; }; then
 			echo "$name: the $log banner does not show $q QPs"
 			status=1
 		fi
@@ -97,4 +108,98 @@ run dpdat write_lat 1 2 client-first
 # the raw baselines: the frames of a WRITE, bare, over the same port
 run raw write_bw 1 65536
 run raw write_lat 1 2
+
+# perftest's command lines
+run dpdat write_bw 64 65536
+run dpdat read_bw 64 65536
+
+# json_keys FILE bw|lat [bidir]: dpdat's keys and perftest's, agreeing
+json_keys() {
+	/usr/bin/python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+kind, bidir = sys.argv[2], len(sys.argv) > 3
+ti = d["test_info"]
+assert ti["test"].endswith(("_Bidirectional_BW_Test" if bidir else
+                            "_BW_Test") if kind == "bw" else "_Latency_Test"), ti
+assert ti["Number_of_qps"] == d["qps"] and ti["Link_type"] == "Ethernet", ti
+assert d["bidirectional"] is bidir, d["bidirectional"]
+r = d["results"][0]
+assert r["MsgSize"] == r["bytes"] and r["n_iterations"] == r["iterations"], r
+if kind == "bw":
+    assert abs(r["BW_average"] - r["bw_avg_mib"]) < 0.01, r
+    assert abs(r["BW_peak"] - r["bw_peak_mib"]) < 0.01, r
+    assert abs(r["MsgRate"] - r["msg_rate_mpps"]) < 1e-6 and r["MsgRate"] > 0, r
+    if bidir:	# the sum of what each side sent
+        both = r["bw_avg_mib_client"] + r["bw_avg_mib_server"]
+        assert r["bw_avg_mib_client"] > 0 and r["bw_avg_mib_server"] > 0, r
+        assert abs(both - r["bw_avg_mib"]) < 0.01, r
+else:
+    for k in ("t_min", "t_max", "t_typical", "t_avg", "t_stdev"):
+        assert abs(r[k] - r[k + "_us"]) < 0.01, (k, r)
+    assert abs(r["percentile_99"] - r["p99_us"]) < 0.01, r
+    assert abs(r["percentile_99.9"] - r["p999_us"]) < 0.01, r
+PY
+}
+
+# -b: both sides stream, the client reports the sum
+for t in write_bw read_bw send_bw; do
+	xs=(-b) xc=(-b)
+	run dpdat $t 1 65536
+	xs=() xc=()
+	if ! grep -q "Bidirectional BW Test" "$dir/cli.log" ||
+	   ! grep -q "Bidirectional BW Test" "$dir/srv.log" ||
+	   ! json_keys "$dir/out.json" bw bidir; then
+		echo "dpdat $t -b: not bidirectional, or its JSON is not"
+		status=1
+	fi
+done
+
+# perftest's flags without a meaning here: a note each, and the run goes on;
+# -d with a DPDK device is --dev (a memif socket of its own); perftest's
+# --out_json_file; its --out_json alone writes perftest_out.json here
+port=$((port + 1))
+sock=$dir/pt.sock
+pt=(-x 3 -F -R -i 1)
+timeout 60 "$perf" write_bw -p $port "${pt[@]}" \
+	-d "net_memif0,role=server,socket=$sock" >"$dir/srv.log" 2>&1 &
+srv=$!
+for ((i = 0; i < 100; i++)); do [ -S "$sock" ] && break; sleep 0.1; done
+timeout 60 "$perf" write_bw -p $port "${pt[@]}" -n 300 \
+	-d "net_memif0,role=client,socket=$sock" \
+	--out_json_file="$dir/pt.json" 198.18.0.1 >"$dir/cli.log" 2>"$dir/cli.err"
+crc=$?
+wait $srv; src=$?
+srv=
+notes=$(grep -cE '^dpdat-perf: -(x|F|R|i): ignored, ' "$dir/cli.err")
+if [ $crc -ne 0 ] || [ $src -ne 0 ] || [ "$notes" -ne 4 ] ||
+   ! json_keys "$dir/pt.json" bw; then
+	echo "perftest flags: FAILED (client $crc, server $src, $notes notes of 4)"
+	grep -hv '^EAL' "$dir/cli.err" "$dir/srv.log" | tail -8
+	status=1
+else
+	echo -n "perftest flags -x -F -R -i -d DPDK-device --out_json_file: "
+	/usr/bin/python3 "$table" --sizes 65536 --iters 300 \
+		--json "$dir/pt.json" "$dir/cli.log" || status=1
+fi
+port=$((port + 1))
+timeout 60 "$perf" write_lat -p $port >"$dir/srv.log" 2>&1 &
+srv=$!
+sleep 0.5
+(cd "$dir" && timeout 60 "$perf" write_lat -p $port -n 300 -d mlx5_0 \
+	--out_json 198.18.0.1) >"$dir/cli.log" 2>"$dir/cli.err"
+crc=$?
+wait $srv; src=$?
+srv=
+if [ $crc -ne 0 ] || [ $src -ne 0 ] ||
+   ! grep -q '^dpdat-perf: -d mlx5_0: ignored, not a DPDK device' "$dir/cli.err" ||
+   ! json_keys "$dir/perftest_out.json" lat; then
+	echo "--out_json alone, -d mlx5_0: FAILED (client $crc, server $src)"
+	grep -hv '^EAL' "$dir/cli.err" "$dir/srv.log" | tail -8
+	status=1
+else
+	echo -n "--out_json alone (perftest_out.json), -d mlx5_0 noted: "
+	/usr/bin/python3 "$table" --sizes 2 --iters 300 \
+		--json "$dir/perftest_out.json" "$dir/cli.log" || status=1
+fi
 exit $status

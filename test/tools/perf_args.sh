@@ -7,7 +7,8 @@
 # verbs build) exits 3 and says so; runs over kernel UDP with -a (every
 # size 2..2^23) and with --report_gbits print tables that read back
 # (perf_table.py: header, units, the sizes asked for, consistent figures,
-# the same as the JSON).
+# the same as the JSON). perftest's flags: -b refused where perftest
+# refuses it (latency), -d with a DPDK device is --dev, -q up to 1024.
 # Usage: perf_args.sh <dpdat-perf> <perf_table.py>
 set -u
 perf=$1
@@ -45,7 +46,9 @@ bad '-s: .64k. is not a number' write_bw -s 64k 127.0.0.1
 bad '-s: .-1. is not a number' write_bw -s -1 127.0.0.1
 bad '-n: .x. is not a number' send_lat -n x 127.0.0.1
 bad '-q: .0. is not a number' write_bw -q 0 127.0.0.1
-bad '-q: .17. is not a number' write_bw -q 17 127.0.0.1
+bad '-q: .1025. is not a number' write_bw -q 1025 127.0.0.1
+bad '-b: bidirectional is for the bandwidth tests' write_lat -b 127.0.0.1
+bad '-b: bidirectional is for the bandwidth tests' read_lat --bidirectional
 bad 'transport=raw: write_bw and write_lat only' read_bw --transport=raw 127.0.0.1
 bad 'transport=raw has 1 QP at most' write_bw --transport=raw -q 2 127.0.0.1
 bad 'latency tests run on one QP' write_lat -q 2 127.0.0.1
@@ -57,6 +60,8 @@ bad '-D: latency tests count iterations' read_lat -D 2
 bad "--transport: 'tcp' is not dpdat, udp, raw or verbs" write_bw --transport=tcp
 bad 'unknown option' write_bw --frobnicate
 bad 'missing value' write_bw -s
+bad 'missing value' write_bw -x
+bad 'missing value' write_bw --out_json_file
 bad 'one server address at most' write_bw 127.0.0.1 127.0.0.2
 bad '--cpu 99999: not a CPU' write_bw --cpu 99999
 bad '--cpu x: not a CPU' write_bw --cpu x
@@ -78,8 +83,28 @@ else
 	echo "ok: a missing PCI device: $(grep 'cannot probe' "$dir/err")"
 fi
 
+# perftest's -d naming a DPDK device is --dev: the device that is not
+# there is the error
+timeout 30 "$perf" write_bw -d net_nosuchpmd0 198.18.0.1 >"$dir/out" 2>"$dir/err"
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "^dpdat-perf: device net_nosuchpmd0: " "$dir/err"; then
+	fail "-d net_nosuchpmd0: exit $rc: $(grep -v ^EAL "$dir/err" | head -5)"
+else
+	echo "ok: -d with a DPDK device is --dev: $(grep '^dpdat-perf: device' "$dir/err")"
+fi
+# verbs keeps 16 QPs
+if timeout 10 "$perf" write_bw --transport=verbs --help >/dev/null 2>&1; then
+	bad '-q 17: --transport=verbs has 16 QPs at most' write_bw \
+		--transport=verbs -q 17 127.0.0.1
+fi
+
 if timeout 10 "$perf" --help | grep -q -- '--transport'; then
 	echo "ok: --help"
+	for f in --bidirectional --out_json_file --ib-dev --gid-index \
+		 --ib-port --CPU-freq --rdma_cm; do
+		timeout 10 "$perf" --help | grep -q -- "$f" ||
+			fail "--help does not show $f"
+	done
 else
 	fail "--help does not show --transport"
 fi
@@ -142,4 +167,12 @@ udp --sizes all --iters 200 -- write_bw -a -n 200
 udp --sizes all --iters 200 -- send_lat -a -n 200
 udp --sizes 1000 --iters 500 --gbits -- read_bw -s 1000 -n 500 --report_gbits
 udp --sizes 3 --iters 100 -- read_lat -s 3 -n 100
+# perftest's flags over udp: noted, the run goes on; -b runs one way there
+udp --sizes 4096 --iters 200 -- write_bw -s 4096 -n 200 -b -x 0 -F -R -i 1 \
+	-d mlx5_0
+for f in '-b: ignored, --transport=udp runs one way' '-x: ignored' \
+	 '-F: ignored' '-R: ignored' '-i: ignored' \
+	 '-d mlx5_0: ignored, this transport picks its device by --ip'; do
+	grep -q "^dpdat-perf: $f" "$dir/err" || fail "no note '$f' over udp"
+done
 exit $status
