@@ -37,34 +37,91 @@ poll_ok(struct perf_wc *wc, int max)
 	return n;
 }
 
+/* A signalled WR's id: the QP, and how many WRs its completion accounts
+ * for (itself and the unsignalled ones before it on that QP). */
+#define BW_ID(q, count)	((uint64_t)(count) << 32 | (q))
+
+/* The bandwidth client's state: WRs out on each QP, and how many of them
+ * since the last signalled one. */
+struct bw_state {
+	uint32_t out[PERF_MAX_QPS], since[PERF_MAX_QPS];
+	uint32_t total;
+	uint64_t posted;
+};
+
+/* Post n WRs on q as one list (-l), one in cq_mod signalled and the last
+ * too when close (nothing more will follow on q). */
+static void
+bw_post(struct bw_state *st, uint32_t q, enum perf_op op, uint32_t size,
+	uint32_t n, int close)
+{
+	static uint64_t ids[PERF_MAX_DEPTH];
+
+	for (uint32_t j = 0; j < n; j++) {
+		ids[j] = 0;
+		if (++st->since[q] == perf_opt.cq_mod ||
+		    (close && j + 1 == n)) {
+			ids[j] = BW_ID(q, st->since[q]);
+			st->since[q] = 0;
+		}
+	}
+	if (R->post_list != NULL) {
+		R->post_list(q, op, size, n, ids);
+	} else {
+		for (uint32_t j = 0; j < n; j++)
+			R->post(q, op, size, 0, ids[j] != 0, ids[j]);
+	}
+	st->out[q] += n;
+	st->total += n;
+	st->posted += n;
+}
+
+/* -D ran out with unsignalled WRs at the tail of a QP: one more, signalled,
+ * so that they are seen to complete. */
+static void
+bw_close_tails(struct bw_state *st, enum perf_op op, uint32_t size)
+{
+	for (uint32_t q = 0; q < R->nqp; q++)
+		if (st->since[q] != 0)
+			bw_post(st, q, op, size, 1, 1);
+}
+
 void
 perf_rdma_bw(const struct perf_params *pr, uint32_t size, struct perf_bw *res)
 {
 	static const enum perf_op ops[N_TESTS] = {
 		[W_BW] = PERF_WRITE, [R_BW] = PERF_READ, [S_BW] = PERF_SEND };
-	uint32_t out[PERF_MAX_QPS] = { 0 }, q = 0, total = 0;
-	uint64_t posted = 0, done = 0;
+	const uint32_t n = perf_opt.post_list;
+	struct bw_state st = { .total = 0 };
+	uint64_t done = 0;
+	uint32_t q = 0, count;
 	struct perf_meter m;
 	struct perf_wc wc[64];
-	int more, n;
+	int more, tails = 0, got;
 
 	perf_meter_start(&m);
 	for (;;) {
-		while ((more = perf_more(pr, &m, posted)) &&
-		       out[q] < pr->depth) {
-			R->post(q, ops[pr->test], size, 0, 1, q);
-			out[q]++;
-			total++;
-			posted++;
+		/* lists go round robin: with -n, q's last is among the last
+		 * nqp lists */
+		while ((more = perf_more(pr, &m, st.posted)) &&
+		       st.out[q] + n <= pr->depth) {
+			bw_post(&st, q, ops[pr->test], size, n, !pr->secs &&
+				pr->iters - st.posted <= (uint64_t)R->nqp * n);
 			q = (q + 1) % R->nqp;
 		}
-		n = poll_ok(wc, 64);
-		for (int i = 0; i < n; i++)
-			out[wc[i].id]--;
-		total -= (uint32_t)n;
-		done += (uint64_t)n;
+		if (!more && !tails) {
+			bw_close_tails(&st, ops[pr->test], size);
+			tails = 1;
+		}
+		got = poll_ok(wc, 64);
+		for (int i = 0; i < got; i++) {
+			count = (uint32_t)(wc[i].id >> 32);
+			st.out[(uint32_t)wc[i].id] -= count;
+			st.total -= count;
+			done += count;
+		}
 		perf_meter_tick(&m, done, size);
-		if (!more && total == 0)
+		if (!more && st.total == 0)
 			break;
 	}
 	perf_meter_end(&m, done, size, res);
