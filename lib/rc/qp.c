@@ -495,8 +495,9 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	return 0;
 }
 
-/* A send WR's arguments; its total length in *len. Touches nothing, so a
- * list can be checked one WR ahead of where it is written. */
+/* A send WR's arguments; its total length in *len. Writes nothing: it also
+ * judges WRs that are not to be written (the first of a list, before the
+ * QP state; the first left out when the queue is full). */
 static int
 swqe_check(const struct dpdat_send_wr *wr, uint32_t *len)
 {
