@@ -154,6 +154,9 @@ usage(void)
 	       "  -t, --tx-depth N      work requests in flight a QP (128)\n"
 	       "  -m, --mtu P           PMTU 256..4096 (the port's: 4096 over\n"
 	       "                        memif, from the MTU beside the kernel)\n"
+	       "  -l, --post_list N     bw: post N WRs a call (1)\n"
+	       "  -Q, --cq-mod N        bw: signal one WR in N (as perftest: 100,\n"
+	       "                        1 above 8 KiB, -l N with -l)\n"
 	       "  -p, --port N          service (conn_qual) or UDP port (18515)\n"
 	       "      --report_gbits    bandwidth in Gb/s\n"
 	       "      --out_json [FILE] results as JSON, into FILE (a name\n"
@@ -320,6 +323,10 @@ option(int c, const char *arg)
 		break;
 	case 'C': o->cpu = app_cpu_arg("dpdat-perf", arg); o->pin = 1; break;
 	case 'G': o->gbn = 1; break;
+	case 'l': o->post_list = number(arg, "-l", 1, PERF_MAX_DEPTH); break;
+	case 'Q': o->cq_mod = number(arg, "--cq-mod", 1, 1024);
+		o->cq_mod_set = 1;
+		break;
 	case 'h': usage(); exit(0);
 	case 'E': dpdat_env_help(stdout); exit(0);
 	}
@@ -351,6 +358,38 @@ after_perftest_flags(int lat)
 	}
 }
 
+/* -l and --cq-mod settled as perftest does: signal one WR in 100, but
+ * every one above 8 KiB (one -s; -a keeps 100), and one a list with -l;
+ * never more than -t; a list a multiple of the moderation. */
+static void
+signalling(struct perf_opts *o, int lat)
+{
+	if (o->post_list == 0)
+		o->post_list = 1;
+	if (lat) {
+		if (o->post_list > 1)
+			bad_arg("-l: post lists are for bandwidth tests, as "
+				"perftest");
+		return;
+	}
+	if (o->post_list > o->depth)
+		bad_arg("-l %u: more than -t %u", o->post_list, o->depth);
+	if (!o->cq_mod_set)
+		o->cq_mod = o->post_list > 1 ? o->post_list :
+			    o->size > 8192 && !o->all ? 1 : 100;
+	o->cq_mod = perf_min(o->cq_mod, o->depth);
+	if (o->post_list > 1 && o->post_list % o->cq_mod != 0)
+		bad_arg("-l %u: not a multiple of --cq-mod %u", o->post_list,
+			o->cq_mod);
+	if (!o->server && !o->secs && o->iters % o->post_list != 0)
+		bad_arg("-n %u: not a multiple of -l %u", o->iters,
+			o->post_list);
+	if ((tr == &perf_udp || tr == &perf_raw) &&
+	    (o->post_list > 1 || o->cq_mod_set))
+		fprintf(stderr, "dpdat-perf: --transport=%s has no work "
+			"requests: -l and --cq-mod do nothing\n", tr->name);
+}
+
 static void
 parse(int argc, char **argv)
 {
@@ -370,14 +409,15 @@ parse(int argc, char **argv)
 		{ "ib-dev", 1, NULL, 'd' }, { "gid-index", 1, NULL, 'x' },
 		{ "ib-port", 1, NULL, 'i' }, { "CPU-freq", 0, NULL, 'F' },
 		{ "rdma_cm", 0, NULL, 'R' },
+		{ "post_list", 1, NULL, 'l' }, { "cq-mod", 1, NULL, 'Q' },
 		{ NULL, 0, NULL, 0 } };
 	struct perf_opts *o = &perf_opt;
 	int c, lat;
 
 	optind = pick_test(argc, argv);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "s:an:D:q:t:m:p:hbd:x:i:FR", lo,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:an:D:q:t:m:p:hbd:x:i:FRl:Q:",
+				lo, NULL)) != -1) {
 		if (c == '?')
 			bad_arg("%s: unknown option or missing value",
 				argv[optind - 1]);
@@ -406,6 +446,7 @@ parse(int argc, char **argv)
 		o->size = lat ? 2 : 65536;
 	if (o->iters == 0)
 		o->iters = lat ? 1000 : 5000;
+	signalling(o, lat);
 	/* -m P alone: a port MTU that carries P (0: the port's own) */
 	if (o->pmtu != 0 && o->mtu < o->pmtu + 64)
 		o->mtu = (uint16_t)(o->pmtu + 64 > 1500 ? o->pmtu + 104 : 1500);
@@ -458,6 +499,10 @@ banner(const struct perf_params *pr, const struct perf_info *in)
 	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n",
 	       strcmp(tr->name, "udp") ? "RC" : "UDP");
 	printf(" TX depth        : %u\n", perf_is_lat(pr->test) ? 1 : pr->depth);
+	if (perf_opt.post_list > 1)
+		printf(" Post List       : %u\n", perf_opt.post_list);
+	if (!perf_is_lat(pr->test) && !perf_opt.server)
+		printf(" CQ Moderation   : %u\n", perf_opt.cq_mod);
 	printf(" Mtu             : %u[B]\n", in->mtu);
 	printf(" Link type       : Ethernet\n");
 	printf(" Max inline data : 0[B]\n");
@@ -539,6 +584,9 @@ json_open(const struct perf_params *pr, const struct perf_info *in)
 		"\"bidirectional\": %s, ", names[pr->test], tr->name, pr->qps,
 		pr->bidir ? "true" : "false");
 	json_test_info(pr, in);
+	if (!perf_is_lat(pr->test))
+		fprintf(json, "\"post_list\": %u, \"cq_mod\": %u, ",
+			perf_opt.post_list, perf_opt.cq_mod);
 	fprintf(json, "\"results\": [");
 }
 

@@ -55,6 +55,10 @@ struct perf_opts {
 	unsigned int cpu;
 	int gbn;		/* --go-back-n */
 	int bidir;		/* -b */
+	/* bw: WRs a post call (-l), one WR in cq_mod signalled (--cq-mod,
+	 * perftest's default once parsed) */
+	uint32_t post_list, cq_mod;
+	int cq_mod_set;
 };
 
 extern struct perf_opts perf_opt;
@@ -186,6 +190,11 @@ struct perf_rdma {
 	 * queue is full */
 	void (*post)(uint32_t q, enum perf_op op, uint32_t size, uint64_t loff,
 		     uint64_t roff, int signaled, uint64_t id);
+	/* n WRs of op as one list (-l), from the buffer's start to the
+	 * peer's; ids[j] the wr_id of a signalled WR, 0 for an unsignalled
+	 * one; waits while the queue is full. NULL: n calls of post. */
+	void (*post_list)(uint32_t q, enum perf_op op, uint32_t size,
+			  uint32_t n, const uint64_t *ids);
 	void (*post_recv)(uint32_t q, uint32_t size, uint64_t id);
 	/* up to n completions; exits on an error completion other than
 	 * a flush */

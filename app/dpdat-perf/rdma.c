@@ -12,6 +12,7 @@
  */
 
 #include <stddef.h>
+#include <string.h>
 
 #include "perf.h"
 
@@ -63,13 +64,26 @@ recv_fill(const struct perf_params *pr)
 			R->post_recv(q, PERF_MAX_SIZE, q);
 }
 
-/* Completions while streaming: the sends' (counted in out[], returned)
- * and, with -b, the receives of the peer's SENDs (posted again). */
+/* A signalled WR's id: the QP, and how many WRs its completion accounts
+ * for (itself and the unsignalled ones before it on that QP). */
+#define BW_ID(q, count)	((uint64_t)(count) << 32 | (q))
+
+/* The bandwidth client's state: WRs out on each QP, and how many of them
+ * since the last signalled one. */
+struct bw_state {
+	uint32_t out[PERF_MAX_QPS], since[PERF_MAX_QPS];
+	uint32_t total;
+	uint64_t posted;
+};
+
+/* Completions while streaming: the sends' (their WRs taken off st, the
+ * count of WRs returned; without st the count of completions) and, with
+ * -b, the receives of the peer's SENDs (posted again). */
 static uint32_t
-reap(const struct perf_params *pr, uint32_t *out)
+reap(const struct perf_params *pr, struct bw_state *st)
 {
 	struct perf_wc wc[64];
-	uint32_t sends = 0;
+	uint32_t sends = 0, count;
 	int n = poll_ok(wc, 64);
 
 	for (int i = 0; i < n; i++) {
@@ -77,13 +91,55 @@ reap(const struct perf_params *pr, uint32_t *out)
 			recvs[wc[i].id]--;
 			continue;
 		}
-		if (out != NULL)
-			out[wc[i].id]--;
-		sends++;
+		if (st == NULL) {
+			sends++;
+			continue;
+		}
+		count = (uint32_t)(wc[i].id >> 32);
+		st->out[(uint32_t)wc[i].id] -= count;
+		st->total -= count;
+		sends += count;
 	}
 	if (pr->bidir)
 		recv_fill(pr);
 	return sends;
+}
+
+/* Post n WRs on q as one list (-l), one in cq_mod signalled and the last
+ * too when close (nothing more will follow on q). */
+static void
+bw_post(struct bw_state *st, uint32_t q, enum perf_op op, uint32_t size,
+	uint32_t n, int close)
+{
+	static uint64_t ids[PERF_MAX_DEPTH];
+
+	for (uint32_t j = 0; j < n; j++) {
+		ids[j] = 0;
+		if (++st->since[q] == perf_opt.cq_mod ||
+		    (close && j + 1 == n)) {
+			ids[j] = BW_ID(q, st->since[q]);
+			st->since[q] = 0;
+		}
+	}
+	if (R->post_list != NULL) {
+		R->post_list(q, op, size, n, ids);
+	} else {
+		for (uint32_t j = 0; j < n; j++)
+			R->post(q, op, size, 0, 0, ids[j] != 0, ids[j]);
+	}
+	st->out[q] += n;
+	st->total += n;
+	st->posted += n;
+}
+
+/* -D ran out with unsignalled WRs at the tail of a QP: one more, signalled,
+ * so that they are seen to complete. */
+static void
+bw_close_tails(struct bw_state *st, enum perf_op op, uint32_t size)
+{
+	for (uint32_t q = 0; q < R->nqp; q++)
+		if (st->since[q] != 0)
+			bw_post(st, q, op, size, 1, 1);
 }
 
 /* -b: write our figures into the peer's mailbox, then wait for its own
@@ -126,30 +182,35 @@ perf_rdma_bw(const struct perf_params *pr, uint32_t size, struct perf_bw *res)
 {
 	static const enum perf_op ops[N_TESTS] = {
 		[W_BW] = PERF_WRITE, [R_BW] = PERF_READ, [S_BW] = PERF_SEND };
-	uint32_t out[PERF_MAX_QPS] = { 0 }, q = 0, total = 0, n;
-	uint64_t posted = 0, done = 0;
+	static struct bw_state st;
+	const uint32_t n = perf_opt.post_list;
 	uint32_t most = perf_max(pr->depth,
 				 (uint32_t)(BW_MAX_OUTSTANDING / size));
+	uint64_t done = 0;
+	uint32_t q = 0;
 	struct perf_meter m;
-	int more;
+	int more, tails = 0;
 
+	memset(&st, 0, sizeof(st));
 	if (pr->bidir)
 		recv_fill(pr);
 	perf_meter_start(&m);
 	for (;;) {
-		while ((more = perf_more(pr, &m, posted)) &&
-		       out[q] < pr->depth && total < most) {
-			R->post(q, ops[pr->test], size, 0, 0, 1, q);
-			out[q]++;
-			total++;
-			posted++;
+		/* lists go round robin: with -n, q's last is among the last
+		 * nqp lists */
+		while ((more = perf_more(pr, &m, st.posted)) &&
+		       st.out[q] + n <= pr->depth && st.total < most) {
+			bw_post(&st, q, ops[pr->test], size, n, !pr->secs &&
+				pr->iters - st.posted <= (uint64_t)R->nqp * n);
 			q = (q + 1) % R->nqp;
 		}
-		n = reap(pr, out);
-		total -= n;
-		done += n;
+		if (!more && !tails) {
+			bw_close_tails(&st, ops[pr->test], size);
+			tails = 1;
+		}
+		done += reap(pr, &st);
 		perf_meter_tick(&m, done, size);
-		if (!more && total == 0)
+		if (!more && st.total == 0)
 			break;
 	}
 	perf_meter_end(&m, done, size, res);

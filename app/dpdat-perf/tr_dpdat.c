@@ -231,6 +231,35 @@ post(uint32_t q, enum perf_op op, uint32_t size, uint64_t loff, uint64_t roff,
 		perf_die("post_send: %s", strerror(-rc));
 }
 
+/* -l: the list in one dpdat_post_send_burst(); what did not fit waits
+ * for room, as a single post does. */
+static void
+post_list(uint32_t q, enum perf_op op, uint32_t size, uint32_t n,
+	  const uint64_t *ids)
+{
+	static const enum dpdat_wr_opcode dop[] = {
+		[PERF_WRITE] = DPDAT_WR_RDMA_WRITE,
+		[PERF_READ] = DPDAT_WR_RDMA_READ, [PERF_SEND] = DPDAT_WR_SEND };
+	static struct dpdat_send_wr wrs[PERF_MAX_DEPTH];
+	struct dpdat_sge sge = { (uintptr_t)buf, size, key };
+	uint32_t off, done;
+	int rc;
+
+	for (uint32_t j = 0; j < n; j++)
+		wrs[j] = (struct dpdat_send_wr){ .wr_id = ids[j],
+			.opcode = dop[op],
+			.flags = ids[j] != 0 ? DPDAT_SEND_SIGNALED : 0,
+			.sg_list = &sge, .num_sge = 1,
+			.remote_addr = peer_addr, .rkey = peer_rkey };
+	for (off = 0; off < n; off += done) {
+		rc = dpdat_post_send_burst(qps[q], wrs + off, n - off, &done);
+		if (rc == -ENOMEM)
+			dpdat_dev_progress(dev);
+		else if (rc != 0)
+			perf_die("post_send_burst: %s", strerror(-rc));
+	}
+}
+
 static void
 post_recv(uint32_t q, uint32_t size, uint64_t id)
 {
@@ -288,7 +317,8 @@ peer_gone(void)
 }
 
 static struct perf_rdma prims = {
-	.post = post, .post_recv = post_recv, .poll = poll_cq,
+	.post = post, .post_list = post_list, .post_recv = post_recv,
+	.poll = poll_cq,
 	.progress = progress, .peer_gone = peer_gone,
 };
 

@@ -284,6 +284,32 @@ post(uint32_t q, enum perf_op op, uint32_t size, uint64_t loff, uint64_t roff,
 		perf_die("verbs: ibv_post_send: %s", strerror(rc));
 }
 
+/* -l: one ibv_post_send() of a chain, as perftest. */
+static void
+post_list(uint32_t q, enum perf_op op, uint32_t size, uint32_t n,
+	  const uint64_t *wr_ids)
+{
+	static const enum ibv_wr_opcode vop[] = {
+		[PERF_WRITE] = IBV_WR_RDMA_WRITE,
+		[PERF_READ] = IBV_WR_RDMA_READ, [PERF_SEND] = IBV_WR_SEND };
+	static struct ibv_send_wr wrs[PERF_MAX_DEPTH];
+	struct ibv_sge sge = { (uintptr_t)buf, size, mr->lkey };
+	struct ibv_send_wr *bad;
+	int rc;
+
+	for (uint32_t j = 0; j < n; j++) {
+		wrs[j] = (struct ibv_send_wr){ .wr_id = wr_ids[j],
+			.sg_list = &sge, .num_sge = 1, .opcode = vop[op],
+			.send_flags = wr_ids[j] != 0 ? IBV_SEND_SIGNALED : 0,
+			.next = j + 1 < n ? &wrs[j + 1] : NULL };
+		wrs[j].wr.rdma.remote_addr = peer_addr;
+		wrs[j].wr.rdma.rkey = peer_rkey;
+	}
+	rc = ibv_post_send(ids[q]->qp, wrs, &bad);
+	if (rc != 0)
+		perf_die("verbs: ibv_post_send: %s", strerror(rc));
+}
+
 static void
 post_recv(uint32_t q, uint32_t size, uint64_t id)
 {
@@ -342,7 +368,8 @@ peer_gone(void)
 }
 
 static struct perf_rdma prims = {
-	.post = post, .post_recv = post_recv, .poll = poll_cq,
+	.post = post, .post_list = post_list, .post_recv = post_recv,
+	.poll = poll_cq,
 	.progress = progress, .peer_gone = peer_gone,
 };
 

@@ -395,6 +395,30 @@ int
 dpdat_post_send(struct dpdat_qp *qp, const struct dpdat_send_wr *wr);
 
 /**
+ * Post a list of send-queue work requests at once (a post list): one
+ * reservation of queue room and one write of each request into its slot,
+ * instead of n calls of dpdat_post_send(). The requests run in array order,
+ * as if posted one by one. Thread safe; the list is not interleaved with
+ * the requests of other threads.
+ *
+ * As ibv_post_send() with its bad_wr: the requests are posted in order up
+ * to the first one that cannot be, whose error is returned; those before
+ * it are posted (and will complete) whatever is returned.
+ *
+ * @param n_posted
+ *   Set to the number of requests posted, the index of the first one not
+ *   posted when an error is returned (0 when nothing was).
+ * @return 0 (all n posted, also for n 0); -EBADF; -EINVAL (n_posted NULL,
+ *   wrs NULL with n > 0, or wrs[*n_posted] malformed as for
+ *   dpdat_post_send()); -ENOMEM (the send queue filled up at
+ *   wrs[*n_posted]); -EBUSY (QP not in RTS: nothing posted). The checks of
+ *   wrs[0] come before the state, as in dpdat_post_send().
+ */
+int
+dpdat_post_send_burst(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs,
+		      uint32_t n, uint32_t *n_posted);
+
+/**
  * Post a receive-queue work request. Thread safe.
  *
  * @return 0, -EBADF, -EINVAL (also: the QP takes its receives from an

@@ -2,9 +2,10 @@
  * Copyright (c) 2026 The dpdat authors
  */
 
-/* QP life cycle and posting. Posting threads validate a work request and
- * enqueue a copy on the QP's MPSC ring; the engine pulls them into its own
- * arrays (rc_pull_posted) where the requester and responder own them. */
+/* QP life cycle and posting. Posting threads validate work requests and
+ * write them into the slots of the QP's MPSC ring, a post list at once;
+ * the engine pulls them into its own arrays (rc_pull_posted) where the
+ * requester and responder own them. */
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,9 +29,11 @@ qp_rings(struct dpdat_qp *qp)
 	char name[RTE_RING_NAMESIZE];
 
 	snprintf(name, sizeof(name), "dpdat_sq%p", (void *)qp);
+	/* producers serialised (HTS): a post list is written straight into
+	 * its slots between a zero-copy start and finish */
 	qp->sq_ring = rte_ring_create_elem(name, sizeof(struct rc_swqe),
 		rte_align32pow2(qp->sq_max + 1), SOCKET_ID_ANY,
-		RING_F_SC_DEQ);
+		RING_F_MP_HTS_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "dpdat_rq%p", (void *)qp);
 	qp->rq_ring = rte_ring_create_elem(name, sizeof(struct rc_rwqe),
 		rte_align32pow2(qp->rq_max + 1), SOCKET_ID_ANY,
@@ -316,16 +319,18 @@ rc_complete_recv(struct dpdat_qp *qp, const struct rc_rwqe *w,
 void
 rc_pull_posted(struct dpdat_qp *qp)
 {
-	unsigned int n;
+	unsigned int n, idx, room;
 
-	while (qp->sq_tail - qp->sq_head < qp->sq_size) {
-		n = rte_ring_dequeue_elem(qp->sq_ring,
-					  &qp->sq[qp->sq_tail & (qp->sq_size - 1)],
-					  sizeof(struct rc_swqe));
-		if (n != 0)
-			break;
-		qp->sq_tail++;
-	}
+	/* in bursts, as posted: up to the free space before the array wraps */
+	do {
+		idx = qp->sq_tail & (qp->sq_size - 1);
+		room = RTE_MIN(qp->sq_size - (qp->sq_tail - qp->sq_head),
+			       qp->sq_size - idx);
+		n = room == 0 ? 0 : rte_ring_dequeue_burst_elem(qp->sq_ring,
+				&qp->sq[idx], sizeof(struct rc_swqe), room,
+				NULL);
+		qp->sq_tail += n;
+	} while (n != 0 && n == room);
 	while (qp->srq == NULL && qp->rq_tail - qp->rq_head < qp->rq_size) {
 		n = rte_ring_dequeue_elem(qp->rq_ring,
 					  &qp->rq[qp->rq_tail & (qp->rq_size - 1)],
@@ -492,51 +497,141 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	return 0;
 }
 
-int
-dpdat_post_send(struct dpdat_qp *qp, const struct dpdat_send_wr *wr)
+/* A send WR's arguments; its total length in *len. Writes nothing: it also
+ * judges WRs that are not to be written (the first of a list, before the
+ * QP state; the first left out when the queue is full). */
+static int
+swqe_check(const struct dpdat_send_wr *wr, uint32_t *len)
 {
-	struct rc_swqe w;
-	uint32_t i, out;
+	uint32_t i, l = 0;
 
-	if (qp == NULL || qp->magic != RC_MAGIC_QP)
-		return -EBADF;
-	if (wr == NULL || wr->num_sge > DPDAT_MAX_SGE ||
+	if (wr->num_sge > DPDAT_MAX_SGE ||
 	    (wr->num_sge != 0 && wr->sg_list == NULL) ||
 	    wr->opcode > DPDAT_WR_RDMA_READ ||
 	    (wr->flags & ~(DPDAT_SEND_SIGNALED | DPDAT_SEND_SOLICITED |
 			   DPDAT_SEND_FENCE)) != 0)
 		return -EINVAL;
-	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) < DPDAT_QPS_RTS)
-		return -EBUSY;
-	memset(&w, 0, offsetof(struct rc_swqe, sge));
-	w.wr_id = wr->wr_id;
-	w.opcode = (uint8_t)wr->opcode;
-	w.flags = (uint8_t)wr->flags;
-	w.signaled = qp->sig_all || (wr->flags & DPDAT_SEND_SIGNALED);
-	w.num_sge = (uint8_t)wr->num_sge;
-	w.imm = wr->imm_data;
-	w.raddr = wr->remote_addr;
-	w.rkey = wr->rkey;
 	for (i = 0; i < wr->num_sge; i++) {
-		w.sge[i] = wr->sg_list[i];
-		if (w.len + wr->sg_list[i].length < w.len)
+		if (l + wr->sg_list[i].length < l)
 			return -EINVAL;	/* wraps 32 bits */
-		w.len += wr->sg_list[i].length;
+		l += wr->sg_list[i].length;
 	}
-	/* reserve a slot first: the engine's array never overflows */
+	*len = l;
+	return 0;
+}
+
+/* Write a checked WR straight into its ring slot: the only copy made. */
+static inline void
+swqe_fill(struct rc_swqe *w, const struct dpdat_qp *qp,
+	  const struct dpdat_send_wr *wr, uint32_t len)
+{
+	memset(w, 0, offsetof(struct rc_swqe, sge));
+	w->wr_id = wr->wr_id;
+	w->opcode = (uint8_t)wr->opcode;
+	w->flags = (uint8_t)wr->flags;
+	w->signaled = qp->sig_all || (wr->flags & DPDAT_SEND_SIGNALED);
+	w->num_sge = (uint8_t)wr->num_sge;
+	w->imm = wr->imm_data;
+	w->raddr = wr->remote_addr;
+	w->rkey = wr->rkey;
+	w->len = len;
+	if (wr->num_sge != 0)
+		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(w->sge[0]));
+}
+
+/* Reserve up to n send-queue entries in one step, so that the engine's
+ * array never overflows: how many were granted (0: the queue is full). */
+static uint32_t
+sq_reserve(struct dpdat_qp *qp, uint32_t n)
+{
+	uint32_t out, k;
+
 	out = __atomic_load_n(&qp->sq_out, __ATOMIC_RELAXED);
 	do {
 		if (out >= qp->sq_max)
-			return -ENOMEM;
-	} while (!__atomic_compare_exchange_n(&qp->sq_out, &out, out + 1,
+			return 0;
+		k = RTE_MIN(n, qp->sq_max - out);
+	} while (!__atomic_compare_exchange_n(&qp->sq_out, &out, out + k,
 					      true, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
-	if (rte_ring_enqueue_elem(qp->sq_ring, &w, sizeof(w)) != 0) {
-		__atomic_sub_fetch(&qp->sq_out, 1, __ATOMIC_RELEASE);
-		return -ENOMEM;
+	return k;
+}
+
+static inline struct rc_swqe *
+zc_slot(const struct rte_ring_zc_data *zcd, uint32_t i)
+{
+	return i < zcd->n1 ? (struct rc_swqe *)zcd->ptr1 + i :
+			     (struct rc_swqe *)zcd->ptr2 + (i - zcd->n1);
+}
+
+/* Write wrs[0..k) into k reserved ring slots, wrs[0] already checked with
+ * length len0; stop at the first bad one. How many were written. */
+static uint32_t
+sq_write(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs, uint32_t k,
+	 uint32_t len0, int *err)
+{
+	struct rte_ring_zc_data zcd;
+	uint32_t i, len = len0;
+
+	*err = 0;
+	if (rte_ring_enqueue_zc_bulk_elem_start(qp->sq_ring,
+			sizeof(struct rc_swqe), k, &zcd, NULL) != k) {
+		*err = -ENOMEM;	/* not while sq_out bounds the ring */
+		return 0;
 	}
-	rc_qp_ring(qp);
-	return 0;
+	for (i = 0; i < k; i++) {
+		if (i != 0 && (*err = swqe_check(&wrs[i], &len)) != 0)
+			break;
+		swqe_fill(zc_slot(&zcd, i), qp, &wrs[i], len);
+	}
+	rte_ring_enqueue_zc_elem_finish(qp->sq_ring, i);
+	return i;
+}
+
+int
+dpdat_post_send_burst(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs,
+		      uint32_t n, uint32_t *n_posted)
+{
+	uint32_t k, done, len;
+	int ret;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (n_posted == NULL)
+		return -EINVAL;
+	*n_posted = 0;
+	if (n == 0)
+		return 0;
+	if (wrs == NULL)
+		return -EINVAL;
+	/* the arguments before the state, as dpdat_post_send() always did */
+	ret = swqe_check(&wrs[0], &len);
+	if (ret != 0)
+		return ret;
+	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) < DPDAT_QPS_RTS)
+		return -EBUSY;
+	k = sq_reserve(qp, n);
+	if (k == 0)
+		return -ENOMEM;
+	done = sq_write(qp, wrs, k, len, &ret);
+	if (done < k)
+		__atomic_sub_fetch(&qp->sq_out, k - done, __ATOMIC_RELEASE);
+	if (done != 0)
+		rc_qp_ring(qp);
+	*n_posted = done;
+	if (ret != 0 || done == n)
+		return ret;
+	/* out of room: unless the first WR left out is bad anyway */
+	ret = swqe_check(&wrs[done], &len);
+	return ret != 0 ? ret : -ENOMEM;
+}
+
+int
+dpdat_post_send(struct dpdat_qp *qp, const struct dpdat_send_wr *wr)
+{
+	uint32_t n;
+
+	return dpdat_post_send_burst(qp, wr, 1, &n);
 }
 
 int

@@ -217,7 +217,7 @@ struct dpdat_qp {
 	struct dpdat_qp_stats st;
 
 	/* posting (any thread) */
-	struct rte_ring *sq_ring;	/* of struct rc_swqe, MP/SC */
+	struct rte_ring *sq_ring;	/* of struct rc_swqe, MP (HTS)/SC */
 	struct rte_ring *rq_ring;	/* of struct rc_rwqe, MP/SC */
 	uint32_t sq_max, rq_max;
 	uint32_t sq_out, rq_out;	/* posted, not completed (atomic) */

@@ -18,7 +18,10 @@
 # DPDK device (used as --dev), --out_json_file and a bare --out_json
 # (perftest_out.json in the working directory) with perftest's keys beside
 # dpdat's.
-# Usage: perf_check.sh <dpdat-perf> <perf_table.py>
+# Post lists and selective signalling (-l, --cq-mod): the bandwidth tests
+# run with them and say so in the banner and the JSON; what perftest
+# refuses is refused; the transports without work requests say they ignore
+# them. Usage: perf_check.sh <dpdat-perf> <perf_table.py>
 set -u
 perf=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")	# one run is elsewhere
 table=$2
@@ -30,17 +33,17 @@ status=0
 port=19100
 xs=() xc=()	# more arguments for the server, the client
 
-# run <transport> <test> <qps> <size> [client-first]
+# run <transport> <test> <qps> <size> [client-first] [client flags]
 run() {
-	local tr=$1 t=$2 q=$3 s=$4 peer=198.18.0.1 name="$1 $2 -q $3${xc[*]:+ ${xc[*]}}"
-	local crc src t0
+	local tr=$1 t=$2 q=$3 s=$4 peer=198.18.0.1 name="$1 $2 -q $3${xc[*]:+ ${xc[*]}}${6:+ $6}"
+	local crc src t0 more=${6:-}
 	[ "$tr" = udp ] && peer=127.0.0.1
 	[ -n "${5:-}" ] && name="$name (client first)"
 	port=$((port + 1))
 	t0=$SECONDS
 	if [ -n "${5:-}" ]; then
 		timeout 60 "$perf" "$t" --transport="$tr" -p $port -q "$q" \
-			-s "$s" -n 300 --out_json "$dir/out.json" "${xc[@]}" \
+			-s "$s" -n 300 $more --out_json "$dir/out.json" "${xc[@]}" \
 			$peer >"$dir/cli.log" 2>&1 &
 		cli=$!
 		sleep 1.5
@@ -59,7 +62,7 @@ run() {
 		srv=$!
 		sleep 0.5
 		timeout 60 "$perf" "$t" --transport="$tr" -p $port -q "$q" \
-			-s "$s" -n 300 --out_json "$dir/out.json" "${xc[@]}" \
+			-s "$s" -n 300 $more --out_json "$dir/out.json" "${xc[@]}" \
 			$peer >"$dir/cli.log" 2>&1
 		crc=$?
 		wait $srv; src=$?
@@ -201,5 +204,59 @@ else
 	echo -n "--out_json alone (perftest_out.json), -d mlx5_0 noted: "
 	/usr/bin/python3 "$table" --sizes 2 --iters 300 \
 		--json "$dir/perftest_out.json" "$dir/cli.log" || status=1
+fi
+
+# post_check <test> <list> <cq-mod>: the banner and JSON of the last run
+post_check() {
+	local name="$1 -l $2 --cq-mod $3"
+
+	if [ "$2" -gt 1 ] && ! grep -Eq "Post List +: $2\$" "$dir/cli.log" ||
+	   ! grep -Eq "CQ Moderation +: $3\$" "$dir/cli.log"; then
+		echo "$name: the banner does not show the list and moderation"
+		status=1
+	fi
+	if ! /usr/bin/python3 - "$dir/out.json" "$2" "$3" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["post_list"] == int(sys.argv[2]), d
+assert d["cq_mod"] == int(sys.argv[3]), d
+PY
+	then
+		echo "$name: JSON without the list and moderation"
+		status=1
+	fi
+}
+run dpdat write_bw 1 8 "" "-l 20 --cq-mod 10"
+post_check write_bw 20 10
+run dpdat read_bw 1 8 "" "-l 12"		# moderation: the list's
+post_check read_bw 12 12
+run dpdat send_bw 2 64 "" "--cq-mod 7"	# 300 is no multiple of 7
+post_check send_bw 1 7
+run dpdat write_bw 3 4096 "" "-l 4 --cq-mod 4"
+post_check write_bw 4 4
+run dpdat write_bw 1 8			# perftest's default: one in 100
+post_check write_bw 1 100
+run dpdat write_bw 1 65536		# above 8 KiB: every one
+post_check write_bw 1 1
+# refused as perftest refuses them (usage error 2, nothing started)
+refuse() {
+	local why=$1; shift
+	"$perf" "$@" >"$dir/bad.log" 2>&1
+	if [ $? -ne 2 ] || ! grep -q "$why" "$dir/bad.log"; then
+		echo "dpdat-perf $*: not refused ($why)"
+		cat "$dir/bad.log"
+		status=1
+	fi
+}
+refuse "not a multiple of --cq-mod" write_bw -l 16 --cq-mod 64 -n 320 198.18.0.1
+refuse "not a multiple of -l" write_bw -l 16 -n 300 198.18.0.1
+refuse "bandwidth tests" write_lat -l 4 198.18.0.1
+refuse "more than -t" write_bw -l 64 -t 32 -n 640 198.18.0.1
+refuse "not a number" write_bw --cq-mod 0 198.18.0.1
+# no work requests to list: said, and the run goes on
+run udp write_bw 1 4096 "" "-l 4 --cq-mod 2"
+if ! grep -q "do nothing" "$dir/cli.log"; then
+	echo "udp write_bw -l 4: no word that -l does nothing"
+	status=1
 fi
 exit $status

@@ -15,7 +15,13 @@
  * memory instead of dpdat_mem_alloc), --thread (engine thread), --mtu N,
  * --go-back-n server|client|both (that side never selective repeat),
  * --expect-ext sack|none (what the connection must settle on; with none,
- * no selective repeat may have happened on either side).
+ * no selective repeat may have happened on either side), --lists K (post
+ * lists instead, below).
+ * With --lists K, each round on each QP is LIST_WRS work requests, a mix
+ * of WRITEs, READs of what a WRITE before them wrote and SENDs, posted in
+ * lists of 1 to 16 (dpdat_post_send_burst) with only every K-th and the
+ * last signalled: exactly those complete, once, in order; the READs bring
+ * back what was written, the server checks every WRITE and SEND.
  * QP details are exchanged through files next to the socket (out of band,
  * until connection management).
  */
@@ -28,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_common.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
 
@@ -70,6 +77,7 @@ static struct {
 	int oob;	/* connect out of band (explicit PMTU, retry count) */
 	int gbn;	/* this side refuses selective repeat */
 	int expect_ext;	/* -1: no check, else DPDAT_QP_EXT_* */
+	int lists;	/* post lists, one WR in lists signalled */
 } o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500,
 	.expect_ext = -1 };
 
@@ -444,6 +452,49 @@ ctrl_recv(int k, char *out, size_t n, uint64_t *slot_id)
 	*slot_id = wc.wr_id;
 }
 
+#define LIST_WRS 48
+#define LIST_ROUNDS 4
+#define LIST_SENDS 4	/* the server holds 8 receives */
+
+/* The WRs of a list round, the same on both sides: a WRITE first, then
+ * WRITEs, READs and a few SENDs. */
+static void
+list_plan(uint32_t seed, enum dpdat_wr_opcode *ops)
+{
+	int sends = 0;
+
+	for (uint32_t i = 0; i < LIST_WRS; i++) {
+		uint32_t h = (seed * 7 + i * 13) % 10;
+
+		ops[i] = i == 0 || h < 5 ? DPDAT_WR_RDMA_WRITE :
+			 h < 8 ? DPDAT_WR_RDMA_READ :
+			 sends++ < LIST_SENDS ? DPDAT_WR_SEND_IMM :
+			 DPDAT_WR_RDMA_WRITE;
+	}
+}
+
+/* The slot a READ i reads back: the WRITE just before it. */
+static uint32_t
+list_src(const enum dpdat_wr_opcode *ops, uint32_t i)
+{
+	while (ops[i] != DPDAT_WR_RDMA_WRITE)
+		i--;
+	return i;
+}
+
+/* Server: every WRITE of the round landed intact. */
+static void
+list_verify(int k, uint32_t seed, uint32_t size)
+{
+	enum dpdat_wr_opcode ops[LIST_WRS];
+
+	list_plan(seed, ops);
+	for (uint32_t i = 0; i < LIST_WRS; i++)
+		if (ops[i] == DPDAT_WR_RDMA_WRITE &&
+		    verify(c[k].buf + i * maxsz, size, seed + i) != 0)
+			FAIL("list WRITE %u data wrong", i);
+}
+
 static int
 run_server(void)
 {
@@ -462,6 +513,10 @@ run_server(void)
 						   seed + d) != 0)
 						FAIL("WRITE data wrong");
 				snprintf(reply, sizeof(reply), "OK W %u", seed);
+			} else if (msg[0] == 'L') {	/* a list round */
+				sscanf(msg, "L %u %u", &seed, &size);
+				list_verify((int)k, seed, size);
+				snprintf(reply, sizeof(reply), "OK L %u", seed);
 			} else if (msg[0] == 'S') {
 				sscanf(msg, "S %u", &size);
 				/* the SEND landed in a ctrl slot */
@@ -491,6 +546,130 @@ expect_reply(int k, const char *want)
 	post_ctrl_recv(k, (int)(slot - 1000));
 	if (strcmp(msg, want) != 0)
 		FAIL("reply '%s', want '%s'", msg, want);
+}
+
+/* WR i of a list round: local slot i is a WRITE's or SEND's source, slot
+ * LIST_WRS + i a READ's destination; remote slot i a WRITE's target. */
+static void
+list_wr(int k, const enum dpdat_wr_opcode *ops, uint32_t i, uint32_t size,
+	uint32_t seed, struct dpdat_send_wr *wr, struct dpdat_sge *sge)
+{
+	uint32_t slot = i, rslot = i;
+
+	if (ops[i] == DPDAT_WR_RDMA_READ) {
+		slot = LIST_WRS + i;
+		rslot = list_src(ops, i);
+		memset(c[k].buf + slot * maxsz, 0xee, size);
+	} else {
+		fill(c[k].buf + slot * maxsz, size,
+		     ops[i] == DPDAT_WR_SEND_IMM ? 77 : seed + i);
+	}
+	*sge = (struct dpdat_sge){ (uintptr_t)(c[k].buf + slot * maxsz),
+				   size, c[k].lkey };
+	*wr = (struct dpdat_send_wr){ .wr_id = i, .opcode = ops[i],
+		.flags = i % (uint32_t)o.lists == (uint32_t)o.lists - 1 ||
+			 i == LIST_WRS - 1 ? DPDAT_SEND_SIGNALED : 0,
+		.sg_list = sge, .num_sge = 1, .imm_data = htonl(0x5e5d),
+		.remote_addr = c[k].peer.addr + rslot * maxsz,
+		.rkey = c[k].peer.rkey };
+}
+
+/* Conn k's part of a round: all of it posted in lists. */
+static void
+list_post(int k, uint32_t size, uint32_t seed)
+{
+	static const uint32_t lens[] = { 1, 5, 2, 16, 3, 8, 13 };
+	enum dpdat_wr_opcode ops[LIST_WRS];
+	struct dpdat_send_wr wr[LIST_WRS];
+	struct dpdat_sge sge[LIST_WRS];
+	uint32_t i, n, posted;
+	int ret;
+
+	list_plan(seed, ops);
+	for (i = 0; i < LIST_WRS; i++)
+		list_wr(k, ops, i, size, seed, &wr[i], &sge[i]);
+	for (i = 0, n = 0; i < LIST_WRS; i += n) {
+		n = lens[(seed + i) % RTE_DIM(lens)];
+		n = n < LIST_WRS - i ? n : LIST_WRS - i;
+		ret = dpdat_post_send_burst(c[k].qp, wr + i, n, &posted);
+		if (ret != 0 || posted != n)
+			FAIL("post_send_burst of %u: %d, %u posted", n, ret,
+			     posted);
+	}
+}
+
+/* The signalled WRs complete, in order, and nothing else; the READs
+ * brought back what the WRITEs before them wrote. The SENDs in it. */
+static uint32_t
+list_reap(int k, uint32_t size, uint32_t seed)
+{
+	enum dpdat_wr_opcode ops[LIST_WRS];
+	struct dpdat_wc wc;
+	uint32_t i, sends = 0;
+
+	list_plan(seed, ops);
+	for (i = 0; i < LIST_WRS; i++) {
+		sends += ops[i] == DPDAT_WR_SEND_IMM;
+		if (i % (uint32_t)o.lists == (uint32_t)o.lists - 1 ||
+		    i == LIST_WRS - 1)
+			wait_wc(k, ops[i], i);
+	}
+	if (dpdat_cq_poll(c[k].cq, &wc, 1) != 0)
+		FAIL("a completion after the last: wr %lu status %d",
+		     (unsigned long)wc.wr_id, wc.status);
+	for (i = 0; i < LIST_WRS; i++)
+		if (ops[i] == DPDAT_WR_RDMA_READ &&
+		    verify(c[k].buf + (LIST_WRS + i) * maxsz, size,
+			   seed + list_src(ops, i)) != 0)
+			FAIL("list READ %u data wrong, size %u", i, size);
+	return sends;
+}
+
+/* A round on every QP, in the server's order: one message each in turn. */
+static void
+list_round(uint32_t size, uint32_t seed)
+{
+	uint32_t sends[MAX_QPS];
+	char msg[CTRL];
+	int k;
+
+	for (k = 0; k < o.nqps; k++)
+		list_post(k, size, seed);
+	for (k = 0; k < o.nqps; k++)
+		sends[k] = list_reap(k, size, seed);
+	snprintf(msg, sizeof(msg), "L %u %u", seed, size);
+	for (k = 0; k < o.nqps; k++)
+		ctrl_send(k, msg, 7000);
+	for (k = 0; k < o.nqps; k++) {
+		snprintf(msg, sizeof(msg), "OK S %u", size);
+		for (uint32_t i = 0; i < sends[k]; i++)
+			expect_reply(k, msg);
+		snprintf(msg, sizeof(msg), "OK L %u", seed);
+		expect_reply(k, msg);
+	}
+}
+
+static int
+run_client_lists(void)
+{
+	uint32_t seed = 1;
+
+	for (int si = 0; si < o.nsizes; si++) {
+		uint32_t size = (uint32_t)o.sizes[si];
+		uint64_t t0 = rte_get_tsc_cycles();
+
+		for (int r = 0; r < LIST_ROUNDS; r++, seed += 100)
+			list_round(size, seed);
+		printf("client: %u B x %d list rounds x %d QPs, one WR in %d "
+		       "signalled: verified (%.3f s)\n", size, LIST_ROUNDS,
+		       o.nqps, o.lists,
+		       (double)(rte_get_tsc_cycles() - t0) / rte_get_tsc_hz());
+	}
+	for (int k = 0; k < o.nqps; k++) {
+		ctrl_send(k, "BYE", 6000);
+		expect_reply(k, "BYE");
+	}
+	return 0;
 }
 
 static int
@@ -569,6 +748,7 @@ parse(int argc, char **argv)
 		{ "retry", 1, NULL, 'r' }, { "expect-zerocopy", 0, NULL, 'z' },
 		{ "oob", 0, NULL, 'o' }, { "expect-pmtu", 1, NULL, 'E' },
 		{ "go-back-n", 1, NULL, 'G' }, { "expect-ext", 1, NULL, 'X' },
+		{ "lists", 1, NULL, 'L' },
 		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
 	int ch;
@@ -591,6 +771,7 @@ parse(int argc, char **argv)
 		case 'z': o.expect_zc = 1; break;
 		case 'o': o.oob = 1; break;
 		case 'E': o.expect_pmtu = (uint16_t)atoi(optarg); break;
+		case 'L': o.lists = atoi(optarg); break;
 		case 'G':
 			if (strcmp(optarg, "both") != 0 &&
 			    strcmp(optarg, "server") != 0 &&
@@ -616,8 +797,10 @@ parse(int argc, char **argv)
 	}
 	if (o.nsizes == 0)
 		o.sizes[o.nsizes++] = 4096;
-	if (o.nqps < 1 || o.nqps > MAX_QPS || o.depth < 1)
-		FAIL("bad --qps or --depth");
+	if (o.nqps < 1 || o.nqps > MAX_QPS || o.depth < 1 || o.lists < 0)
+		FAIL("bad --qps, --depth or --lists");
+	if (o.lists > 0)
+		o.depth = 2 * LIST_WRS;	/* the slots of list_wr() */
 	for (int i = 0; i < o.nsizes; i++)
 		if (o.sizes[i] > maxsz)
 			maxsz = o.sizes[i];
@@ -670,7 +853,8 @@ main(int argc, char **argv)
 	if (dpdat_eal_init(&ec) < 0)
 		return 1;
 	setup();
-	ret = o.server ? run_server() : run_client();
+	ret = o.server ? run_server() : o.lists ? run_client_lists() :
+	      run_client();
 	print_stats();
 	if (o.expect_pmtu != 0) {
 		struct dpdat_qp_info qi;

@@ -237,14 +237,17 @@ static CU_TestInfo rc_wire_tests[] = {
 
 extern CU_TestInfo rc_engine_tests[];
 extern CU_TestInfo rc_loss_tests[];
+extern CU_TestInfo rc_post_tests[];
 int engine_suite_init(void);
 int loss_suite_init(void);
+int post_suite_init(void);
 
 static CU_SuiteInfo suites[] = {
 	{ "rc_wire", NULL, NULL, NULL, NULL, rc_wire_tests },
 	{ "rc_engine", engine_suite_init, NULL, NULL, NULL, rc_engine_tests },
 	/* the same rig, opened by rc_engine */
 	{ "rc_loss", loss_suite_init, NULL, NULL, NULL, rc_loss_tests },
+	{ "rc_post", post_suite_init, NULL, NULL, NULL, rc_post_tests },
 	CU_SUITE_INFO_NULL,
 };
 
