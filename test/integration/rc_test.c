@@ -11,8 +11,8 @@
  *   2. READ the server buffer back into a fresh local buffer, check it;
  *   3. SEND the pattern into the server's posted receive -> verdict.
  * Every work request must complete exactly once, successfully, in order.
- * Options: --pmtu N, --sizes a,b,..., --qps N, --depth N, --plain (malloc
- * memory instead of dpdat_mem_alloc), --thread (engine thread), --mtu N,
+ * Options: --pmtu N, --sizes a,b,..., --qps N (up to 256), --depth N,
+ * --plain (malloc memory instead of dpdat_mem_alloc), --thread (engine thread), --mtu N,
  * --go-back-n server|client|both (that side never selective repeat),
  * --expect-ext sack|none (what the connection must settle on; with none,
  * no selective repeat may have happened on either side), --lists K (post
@@ -42,7 +42,7 @@
 #include <dpdat/dpdat_cm.h>
 #include <dpdat/dpdat_qp.h>
 
-#define MAX_QPS 8
+#define MAX_QPS 256
 #define TIMEOUT_S 60
 #define CTRL 64			/* verdict / control message bytes */
 
