@@ -12,7 +12,8 @@
  *   3. SEND the pattern into the server's posted receive -> verdict.
  * Every work request must complete exactly once, successfully, in order.
  * Options: --pmtu N, --sizes a,b,..., --qps N (up to 256), --depth N,
- * --plain (malloc memory instead of dpdat_mem_alloc), --thread (engine thread), --mtu N,
+ * --plain (malloc memory instead of dpdat_mem_alloc), --thread (engine
+ * thread), --mtu N,
  * --go-back-n server|client|both (that side never selective repeat),
  * --expect-ext sack|none (what the connection must settle on; with none,
  * no selective repeat may have happened on either side), --lists K (post
