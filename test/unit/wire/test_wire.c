@@ -159,6 +159,34 @@ test_icrc_known_frame(void)
 	}
 }
 
+/* Every length from none to past the one-call path's bound (224 bytes
+ * after the headers) and on to 1800 bytes (an mbuf of the pool), whole,
+ * cut in the headers and cut in the payload: the same ICRC as zlib's. */
+static void
+test_icrc_lengths(void)
+{
+	static uint8_t f[1800 + 128];
+	unsigned int len, plen, cuts[3], k;
+	struct rte_mbuf *m;
+	uint32_t want;
+
+	for (plen = 0; plen <= 1800; plen += plen < 300 ? 1 : 61) {
+		len = frame_build(f, ROCE_OP_WRITE_ONLY, 16, plen,
+				  (-plen) & 3);
+		want = le32(f + len - ICRC);
+		CU_ASSERT_EQUAL_FATAL(zlib_icrc(f, len), want);
+		CU_ASSERT_EQUAL(roce_icrc(f + L2, len - L2 - ICRC), want);
+		cuts[0] = 0;
+		cuts[1] = BTH_OFF + 5;
+		cuts[2] = BTH_OFF + 12 + 16 + plen / 2 + 1;
+		for (k = 0; k < RTE_DIM(cuts); k++) {
+			m = mbuf_of(f, len, cuts[k]);
+			CU_ASSERT_EQUAL(roce_icrc_mbuf(m, L2), want);
+			rte_pktmbuf_free(m);
+		}
+	}
+}
+
 /* ---- roce_rx_parse ---- */
 
 static void
@@ -586,6 +614,7 @@ test_cm_ip_hdr_roundtrip(void)
 
 static CU_TestInfo wire_tests[] = {
 	{ "ICRC of a sent frame, whole and cut in two", test_icrc_known_frame },
+	{ "ICRC of every length, one call or chained", test_icrc_lengths },
 	{ "parse: a good frame, whole and cut in two", test_parse_good },
 	{ "parse: bad ICRC", test_parse_bad_icrc },
 	{ "parse: unknown opcodes", test_parse_unknown_opcode },
