@@ -218,10 +218,11 @@ def median(v):
 
 goals = []
 for g in GOALS:
-    runs = {}
+    runs, oth = {}, 0
     for side in ("dpdat", "base"):
         tr, t, b, q = g[side]
         runs[side] = [extract(g["what"], t, r) for r in samples.get(g[side], [])]
+        oth = max([oth] + [r["others_pct"] for r in samples.get(g[side], [])])
     d, bl = median(runs["dpdat"]), median(runs["base"])
     ratio = d / bl if d is not None and bl else None
     met = None
@@ -234,7 +235,8 @@ for g in GOALS:
          "goal": g["goal"], "met": met, "baseline_is": g["baseline_is"],
          "dpdat_run": "%s %s -s %d -q %d" % g["dpdat"],
          "baseline_run": "%s %s -s %d -q %d" % g["base"],
-         "dpdat_runs": runs["dpdat"], "baseline_runs": runs["base"]}
+         "dpdat_runs": runs["dpdat"], "baseline_runs": runs["base"],
+         "others_pct_max": oth}
     if "goal_abs" in g:
         e["goal_abs"] = g["goal_abs"]
         e["raw_link_mpps"] = goallink["pps"] / 1e6 if goallink else None
@@ -257,7 +259,8 @@ for e in goals:
                    "-" if e["ratio"] is None else f"{e['ratio']:.3f}",
                    goal_text(e),
                    {True: "met", False: "missed", None: "-"}[e["met"]],
-                   f"{len(e['dpdat_runs'])}+{len(e['baseline_runs'])}"])
+                   f"{len(e['dpdat_runs'])}+{len(e['baseline_runs'])}" +
+                   ("~" if e["others_pct_max"] > max_others else "")])
 gw = [max(len(l[i]) for l in glines) for i in range(len(glines[0]))]
 print()
 print("issue 14's goals, one run (figures: medians of the runs, taken in "
@@ -271,6 +274,9 @@ print("round trips: write_lat's figure doubled, read_lat's as it is; "
       "baselines:")
 for e in goals:
     print(f"  {e['metric']}: {e['baseline_is']}")
+if any(e["others_pct_max"] > max_others for e in goals):
+    print(f"~ other processes took more than {max_others}% of the CPUs while "
+          "one of its runs was measured: low, or noisy")
 if goallink:
     e = goals[4]
     print(f"  and testpmd txonly -> rxonly of that {goallink['frame_bytes']} B "
