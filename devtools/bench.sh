@@ -9,14 +9,21 @@
 #     write_lat/read_lat/send_lat (2 B .. 64 KiB) over a memif pair;
 #   - kernel: the same dpdat-perf tests with --transport=udp on 127.0.0.1,
 #     and sockperf ping-pong on 127.0.0.1 for the latency sizes.
-# Prints progress, then one table with the ratios; writes DIR/bench.json,
+# Then issue 14's goals: six ratios of dpdat to a baseline on the same link
+# (8 B WRITE round trip / the raw port's, 8 B READ / WRITE round trip,
+# 64 KiB write_bw / the raw port's, 1 MiB read_bw / write_bw, 8 B WRITE
+# message rate / the raw port's, 64 KiB write_bw -q 1024 / -q 1), each
+# figure the median of runs taken in turn with its baseline's.
+# Prints progress, then one table with the ratios and one with the goals
+# (met or missed); writes DIR/bench.json (the goals under "goals"),
 # DIR/bw.png and DIR/lat.png (gnuplot) and their data files DIR/*.dat.
 # Logs of every run stay in DIR/logs.
 #
 # Usage: devtools/bench.sh [--quick] [--link KIND] [--out DIR] [--json FILE]
 #   --loss       goodput under loss instead (devtools/bench-loss.sh: both
 #                recovery modes, a table and loss.png)
-#   --quick      3 sizes each, shorter runs (about a minute; BENCH_QUICK=1)
+#   --quick      3 sizes each, shorter runs, 2 rounds of the goals (2 to 3
+#                minutes; BENCH_QUICK=1)
 #   --link KIND  memif (default: one host), or af_xdp or af_packet between
 #                two hosts: network namespaces joined by a veth pair (made
 #                here, as root, and removed on exit), dpdat beside each
@@ -29,14 +36,16 @@
 # Overrides: BENCH_BW_SIZES, BENCH_LAT_SIZES (lists of bytes),
 # BENCH_BW_SECS, BENCH_LAT_ITERS, BENCH_TP_SECS, BENCH_SP_SECS,
 # BENCH_PMTU (memif 4096; namespaces: what BENCH_LINK_MTU carries),
-# BENCH_SOCKPERF_OPTS (default --nonblocked: both ends spin, as dpdat does).
+# BENCH_SOCKPERF_OPTS (default --nonblocked: both ends spin, as dpdat does),
+# BENCH_GOAL_ROUNDS (runs a goal's figure is the median of: 3, --quick 2;
+# 0 runs none: the goals get only what the sweep measured).
 set -euo pipefail
 here=$PWD
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 . devtools/lib-bench.sh
 
-usage() { sed -n '/^# Usage:/,/^# spin, as dpdat/s/^# \{0,1\}//p' "$self"; }
+usage() { sed -n '/^# Usage:/,/^# 0 runs none:/s/^# \{0,1\}//p' "$self"; }
 for a in "$@"; do	# the loss table is its own script
 	[ "$a" != --loss ] || exec devtools/bench-loss.sh "$@"
 done
