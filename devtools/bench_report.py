@@ -274,14 +274,14 @@ print("round trips: write_lat's figure doubled, read_lat's as it is; "
       "baselines:")
 for e in goals:
     print(f"  {e['metric']}: {e['baseline_is']}")
-if any(e["others_pct_max"] > max_others for e in goals):
-    print(f"~ other processes took more than {max_others}% of the CPUs while "
-          "one of its runs was measured: low, or noisy")
 if goallink:
     e = goals[4]
     print(f"  and testpmd txonly -> rxonly of that {goallink['frame_bytes']} B "
           f"frame: {num(e['raw_link_mpps'])} M frames/s (best second), "
           f"dpdat's 8 B WRITE rate {num(e['ratio_raw_link'])} of it")
+if any(e["others_pct_max"] > max_others for e in goals):
+    print(f"~ other processes took more than {max_others}% of the CPUs while "
+          "one of its runs was measured: low, or noisy")
 
 def cmd(*a):
     try:
