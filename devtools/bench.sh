@@ -9,14 +9,21 @@
 #     write_lat/read_lat/send_lat (2 B .. 64 KiB) over a memif pair;
 #   - kernel: the same dpdat-perf tests with --transport=udp on 127.0.0.1,
 #     and sockperf ping-pong on 127.0.0.1 for the latency sizes.
-# Prints progress, then one table with the ratios; writes DIR/bench.json,
+# Then issue 14's goals: six ratios of dpdat to a baseline on the same link
+# (8 B WRITE round trip / the raw port's, 8 B READ / WRITE round trip,
+# 64 KiB write_bw / the raw port's, 1 MiB read_bw / write_bw, 8 B WRITE
+# message rate / the raw port's, 64 KiB write_bw -q 1024 / -q 1), each
+# figure the median of runs taken in turn with its baseline's.
+# Prints progress, then one table with the ratios and one with the goals
+# (met or missed); writes DIR/bench.json (the goals under "goals"),
 # DIR/bw.png and DIR/lat.png (gnuplot) and their data files DIR/*.dat.
 # Logs of every run stay in DIR/logs.
 #
 # Usage: devtools/bench.sh [--quick] [--link KIND] [--out DIR] [--json FILE]
 #   --loss       goodput under loss instead (devtools/bench-loss.sh: both
 #                recovery modes, a table and loss.png)
-#   --quick      3 sizes each, shorter runs (about a minute; BENCH_QUICK=1)
+#   --quick      3 sizes each, shorter runs, 2 rounds of the goals (2 to 3
+#                minutes; BENCH_QUICK=1)
 #   --link KIND  memif (default: one host), or af_xdp or af_packet between
 #                two hosts: network namespaces joined by a veth pair (made
 #                here, as root, and removed on exit), dpdat beside each
@@ -29,14 +36,16 @@
 # Overrides: BENCH_BW_SIZES, BENCH_LAT_SIZES (lists of bytes),
 # BENCH_BW_SECS, BENCH_LAT_ITERS, BENCH_TP_SECS, BENCH_SP_SECS,
 # BENCH_PMTU (memif 4096; namespaces: what BENCH_LINK_MTU carries),
-# BENCH_SOCKPERF_OPTS (default --nonblocked: both ends spin, as dpdat does).
+# BENCH_SOCKPERF_OPTS (default --nonblocked: both ends spin, as dpdat does),
+# BENCH_GOAL_ROUNDS (runs a goal's figure is the median of: 3, --quick 2;
+# 0 runs none: the goals get only what the sweep measured).
 set -euo pipefail
 here=$PWD
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 . devtools/lib-bench.sh
 
-usage() { sed -n '/^# Usage:/,/^# spin, as dpdat/s/^# \{0,1\}//p' "$self"; }
+usage() { sed -n '/^# Usage:/,/^# 0 runs none:/s/^# \{0,1\}//p' "$self"; }
 for a in "$@"; do	# the loss table is its own script
 	[ "$a" != --loss ] || exec devtools/bench-loss.sh "$@"
 done
@@ -145,7 +154,38 @@ t_start=$SECONDS
 # steps, for the progress lines
 nfr=$(for s in $bw_sizes; do frame_for "$s"; done | sort -u | wc -l)
 nb=$(wc -w <<<"$bw_sizes") nl=$(wc -w <<<"$lat_sizes")
-total=$((nfr + nb * 3 * (1 + udp) + nl * (3 * (1 + udp) + 1)))
+# (write_bw and write_lat also run over the raw port: the 1 + below)
+total=$((nfr + nb * (3 * (1 + udp) + 1) + nl * (3 * (1 + udp) + 2)))
+# Issue 14's goals: dpdat against a baseline on the same link. Each set's
+# runs go in turn (A, B, C, A, B, C ...) for goal_rounds rounds and each
+# figure is the median of its runs; a run the sweep makes anyway (QPS 1 at
+# one of its sizes: its dpdat and raw port runs of a size go one after the
+# other) is the first round's, so only the missing ones run here.
+# TRANSPORT:TEST:BYTES:QPS.
+if [ "$quick" = 1 ]; then goal_rounds=${BENCH_GOAL_ROUNDS:-2}
+else goal_rounds=${BENCH_GOAL_ROUNDS:-3}; fi
+goal_sets=("dpdat:write_lat:8:1 raw:write_lat:8:1 dpdat:read_lat:8:1"
+	"dpdat:write_bw:65536:1 raw:write_bw:65536:1 dpdat:write_bw:65536:1024"
+	"dpdat:write_bw:1048576:1 dpdat:read_bw:1048576:1"
+	"dpdat:write_bw:8:1 raw:write_bw:8:1")
+goal_have() {	# TRANSPORT:TEST:BYTES:QPS: 1 if the sweep runs it, else 0
+	local g l
+	IFS=: read -ra g <<<"$1"
+	case ${g[1]} in *_bw) l=$bw_sizes ;; *) l=$lat_sizes ;; esac
+	[ "${g[3]}" = 1 ] || { echo 0; return; }
+	case " $l " in *" ${g[2]} "*) echo 1 ;; *) echo 0 ;; esac
+}
+if [ "$goal_rounds" -gt 0 ]; then
+	for set in "${goal_sets[@]}"; do
+		for e in $set; do
+			h=$(goal_have "$e")
+			[ "$h" -ge "$goal_rounds" ] || total=$((total + goal_rounds - h))
+		done
+	done
+	# the raw link's rate for the 8-byte WRITE's frame, unless the sweep
+	# has it
+	case " $bw_sizes " in *" 8 "*) ;; *) total=$((total + 1)) ;; esac
+fi
 step=0
 
 die() { echo "bench: FAILED: $*" >&2; exit 1; }
@@ -180,12 +220,14 @@ wait_pid() {	# PID SECONDS: wait for it, kill it after SECONDS
 val=0
 # perf_once TRANSPORT TEST SIZE LOGNAME: one server + client pair; sets val
 # (MiB/s average for bw, the median in us for lat) from the client's JSON.
+# A fifth argument, QPS, runs that many QPs (-q; default 1).
 perf_once() {
-	local tr=$1 t=$2 s=$3 name=$4 svc srv rc=0 tmo peer=$peer_ip i
+	local tr=$1 t=$2 s=$3 name=$4 q=${5:-1} svc srv rc=0 tmo peer=$peer_ip i
 	local opts args
 	svc=$((svc_base + nsvc))
 	nsvc=$((nsvc + 1))
 	opts=(-p "$svc")
+	[ "$q" = 1 ] || opts+=(-q "$q")
 	if [ "$tr" = udp ]; then
 		opts+=(--transport=udp)
 		peer=$kpeer
@@ -304,21 +346,24 @@ echo "bench: raw link (testpmd), dpdat and kernel; bw ${bw_secs} s, lat $lat_ite
 # then the three dpdat tests, then the same over kernel UDP
 declare -A pps_of pps_med oth_of	# frame bytes -> packets/s (best second,
 				# median), others' CPU share meanwhile
+link_pps() {	# FRAME: testpmd's rate for frames of FRAME bytes, once a size
+	local f=$1 mb=()
+	[ -z "${pps_of[$f]:-}" ] || return 0
+	# mbufs must hold a frame above 2 KiB
+	[ "$f" -le 1900 ] || mb=(--mbuf-size=$((f + 256)))
+	measure "dpdk-testpmd txonly -> rxonly, frames of $f B" \
+		"$logs/tp-rx.log $logs/tp-tx.log" \
+		bench_testpmd_pps "$logs" "$f" "$tp_secs" "${mb[@]}"
+	mv "$logs/tp-rx.log" "$logs/testpmd-$f-rx.log"
+	mv "$logs/tp-tx.log" "$logs/testpmd-$f-tx.log"
+	# the link's limit: other load on the machine only lowers it,
+	# so the best second (the median is in the log line)
+	pps_of[$f]=$BENCH_PPS_MAX pps_med[$f]=$BENCH_PPS oth_of[$f]=$others
+	progress "$(printf '%-9s %7s B %-10s' raw_link "$f" "frames") ... $BENCH_PPS_MAX pps (best second; median $BENCH_PPS)$(busy_note)"
+}
 for s in $bw_sizes; do
 	f=$(frame_for "$s") pl=$(payload_for "$s")
-	if [ -z "${pps_of[$f]:-}" ]; then
-		mb=()	# mbufs must hold a frame above 2 KiB
-		[ "$f" -le 1900 ] || mb=(--mbuf-size=$((f + 256)))
-		measure "dpdk-testpmd txonly -> rxonly, frames of $f B" \
-			"$logs/tp-rx.log $logs/tp-tx.log" \
-			bench_testpmd_pps "$logs" "$f" "$tp_secs" "${mb[@]}"
-		mv "$logs/tp-rx.log" "$logs/testpmd-$f-rx.log"
-		mv "$logs/tp-tx.log" "$logs/testpmd-$f-tx.log"
-		# the link's limit: other load on the machine only lowers it,
-		# so the best second (the median is in the log line)
-		pps_of[$f]=$BENCH_PPS_MAX pps_med[$f]=$BENCH_PPS oth_of[$f]=$others
-		progress "$(printf '%-9s %7s B %-10s' raw_link "$f" "frames") ... $BENCH_PPS_MAX pps (best second; median $BENCH_PPS)$(busy_note)"
-	fi
+	link_pps "$f"
 	printf 'raw\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$f" "$pl" "${pps_of[$f]}" \
 		"${pps_med[$f]}" "${oth_of[$f]}" >>"$res"
 	# write_bw beside the same frames bare over dpdat's own port
@@ -375,6 +420,37 @@ for s in $lat_sizes; do
 	progress "$(printf '%-9s %7s B %-10s' sockperf "$s" "kernel") ... $p50 us (half round trip, median; $m B messages)$(busy_note)"
 	printf 'sockperf\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$m" "$p50" "$avg" "$p99" "$others" >>"$res"
 done
+
+# issue 14's goals (see goal_sets): the runs the sweep did not make
+goal_n=0
+goal_run() {	# TRANSPORT TEST BYTES QPS: measured; a "goal" line in results.tsv
+	local gtr=$1 t=$2 s=$3 q=$4 name what unit
+	goal_n=$((goal_n + 1))
+	name=$logs/goal-$goal_n-$gtr-$t-$s-q$q
+	what=$(printf '%-9s %7s B %-10s' "$t" "$s" "$(case $gtr in
+		raw) echo "raw port" ;; *) echo dpdat ;; esac)$([ "$q" = 1 ] || echo " -q $q")")
+	case $t in *_bw) unit="MiB/s" ;; *) unit="us" ;; esac
+	measure "goals: $(tr -s ' ' <<<"$what")" "$name.log $name.server.log" \
+		perf_once "$gtr" "$t" "$s" "$name" "$q"
+	progress "$what ... $val $unit (goals)$(busy_note)"
+	printf 'goal\t%s\t%s\t%s\t%s\t%s\t%s\n' "$gtr" "$t" "$s" "$q" "$name.json" \
+		"$others" >>"$res"
+}
+if [ "$goal_rounds" -gt 0 ]; then
+	f=$(frame_for 8)
+	link_pps "$f"
+	printf 'goallink\t8\t%s\t%s\t%s\t%s\n' "$f" "${pps_of[$f]}" "${pps_med[$f]}" \
+		"${oth_of[$f]}" >>"$res"
+	for set in "${goal_sets[@]}"; do
+		for ((r = 1; r <= goal_rounds; r++)); do
+			for e in $set; do
+				[ "$(goal_have "$e")" -lt $r ] || continue
+				IFS=: read -r gtr t s q <<<"$e"
+				goal_run "$gtr" "$t" "$s" "$q"
+			done
+		done
+	done
+fi
 
 # between two hosts, the kernel's TCP over the same veth (iperf3)
 iperf_once() {	# LOG: sets val (MiB/s received)

@@ -14,13 +14,17 @@ RESULTS is bench.sh's results.tsv, one measurement a line, tab-separated:
   raw       BYTES FRAME PAYLOAD PPS_BEST PPS_MEDIAN OTHERS_PCT  (testpmd)
   sockperf  BYTES MSG P50_US AVG_US P99_US OTHERS_PCT
   iperf3    MIB_S OTHERS_PCT
+  goal      TRANSPORT TEST BYTES QPS JSON OTHERS_PCT  (a run for issue 14's
+                                                    goals only)
+  goallink  BYTES FRAME PPS_BEST PPS_MEDIAN OTHERS_PCT  (testpmd, the frame
+                                                    of a BYTES-byte WRITE)
 The other arguments describe the run, as bench.sh has them (QUICK and
 HAVE_UDP are 0 or 1, TERM gnuplot's terminal, BUSY and OTHERS the CPU
 shares others took before and during the run). Its own script so that it
 can be tested on canned runs (test/tools/bench_report_check.py); it only
 reads and writes files, gnuplot runs in bench.sh.
 """
-import json, os, platform, subprocess, sys, time
+import json, os, platform, statistics, subprocess, sys, time
 
 if len(sys.argv) != 19:
     print("usage: " + __doc__.split("\n\n")[1].strip(), file=sys.stderr)
@@ -34,6 +38,8 @@ perf = {}		# (transport, test, bytes) -> the dpdat-perf result
 raw = {}		# bytes -> {frame, payload, pps, mib_s}
 sp = {}			# bytes -> sockperf figures
 iperf = None		# the kernel's TCP between two hosts
+samples = {}		# (transport, test, bytes, qps) -> results, for the goals
+goallink = None		# testpmd's rate for the 8-byte WRITE's frame
 for line in open(res):
     f = line.rstrip("\n").split("\t")
     if f[0] == "perf":
@@ -42,6 +48,17 @@ for line in open(res):
         r["transport"] = d.get("transport", f[1])
         r["others_pct"] = int(f[5])
         perf[(f[1], f[2], int(f[3]))] = r
+        samples.setdefault((f[1], f[2], int(f[3]), d.get("qps", 1)),
+                           []).append(r)
+    elif f[0] == "goal":
+        d = json.load(open(f[5]))
+        r = d["results"][0]
+        r["others_pct"] = int(f[6])
+        samples.setdefault((f[1], f[2], int(f[3]), int(f[4])), []).append(r)
+    elif f[0] == "goallink":
+        goallink = {"bytes": int(f[1]), "frame_bytes": int(f[2]),
+                    "pps": float(f[3]), "pps_median": float(f[4]),
+                    "others_pct": int(f[5])}
     elif f[0] == "raw":
         pps = float(f[4])
         raw[int(f[1])] = {"frame_bytes": int(f[2]), "payload_bytes": int(f[3]),
@@ -151,6 +168,121 @@ if busy_cells:
     print(f"~ other processes took more than {max_others}% of the CPUs while "
           f"it was measured ({tries} tries at most): low, or noisy")
 
+# Issue 14's goals: dpdat / a baseline on the same link, each figure the
+# median of its runs (bench.sh takes a goal's runs in turn, A, B, A, B ...).
+# what: "rtt" a round trip in us (write_lat reports half of one, read_lat
+# all of it), "bw" MiB/s, "rate" messages/s in millions.
+def rtt(r, t):
+    return r["t_typical_us"] * (1 if t == "read_lat" else 2)
+
+def extract(what, t, r):
+    return (rtt(r, t) if what == "rtt" else r["bw_avg_mib"] if what == "bw"
+            else r["msg_rate_mpps"])
+
+GOALS = [
+    {"metric": "8 B WRITE round trip / raw port's", "unit": "us",
+     "what": "rtt", "op": "<=", "goal": 1.3,
+     "dpdat": ("dpdat", "write_lat", 8, 1), "base": ("raw", "write_lat", 8, 1),
+     "baseline_is": "raw port: dpdat-perf --transport=raw write_lat -s 8 "
+                    "(the 8-byte WRITE's frame echoed over dpdat's port)"},
+    {"metric": "8 B READ round trip / 8 B WRITE's", "unit": "us",
+     "what": "rtt", "op": "<=", "goal": 1.5,
+     "dpdat": ("dpdat", "read_lat", 8, 1), "base": ("dpdat", "write_lat", 8, 1),
+     "baseline_is": "dpdat: write_lat -s 8's round trip (twice its figure)"},
+    {"metric": "64 KiB WRITE bw / raw port's", "unit": "MiB/s",
+     "what": "bw", "op": ">=", "goal": 0.9,
+     "dpdat": ("dpdat", "write_bw", 65536, 1),
+     "base": ("raw", "write_bw", 65536, 1),
+     "baseline_is": "raw port: dpdat-perf --transport=raw write_bw -s 65536"},
+    {"metric": "1 MiB READ bw / 1 MiB WRITE bw", "unit": "MiB/s",
+     "what": "bw", "op": ">=", "goal": 0.85,
+     "dpdat": ("dpdat", "read_bw", 2**20, 1),
+     "base": ("dpdat", "write_bw", 2**20, 1),
+     "baseline_is": "dpdat: write_bw -s 1048576"},
+    {"metric": "8 B WRITE msg rate / raw port's", "unit": "M/s",
+     "what": "rate", "op": ">=", "goal": 0.5, "goal_abs": 10.0,
+     "dpdat": ("dpdat", "write_bw", 8, 1), "base": ("raw", "write_bw", 8, 1),
+     "baseline_is": "raw port: dpdat-perf --transport=raw write_bw -s 8's "
+                    "message rate (one 82-byte frame a message, one QP, one "
+                    "core each side); testpmd's rate for that frame is in "
+                    "raw_link_mpps"},
+    {"metric": "64 KiB WRITE bw, 1024 QPs / 1 QP", "unit": "MiB/s",
+     "what": "bw", "op": ">=", "goal": 0.85,
+     "dpdat": ("dpdat", "write_bw", 65536, 1024),
+     "base": ("dpdat", "write_bw", 65536, 1),
+     "baseline_is": "dpdat: write_bw -s 65536 -q 1"},
+]
+
+def median(v):
+    return statistics.median(v) if v else None
+
+goals = []
+for g in GOALS:
+    runs, oth = {}, 0
+    for side in ("dpdat", "base"):
+        tr, t, b, q = g[side]
+        runs[side] = [extract(g["what"], t, r) for r in samples.get(g[side], [])]
+        oth = max([oth] + [r["others_pct"] for r in samples.get(g[side], [])])
+    d, bl = median(runs["dpdat"]), median(runs["base"])
+    ratio = d / bl if d is not None and bl else None
+    met = None
+    if ratio is not None:
+        met = ratio <= g["goal"] if g["op"] == "<=" else ratio >= g["goal"]
+        if "goal_abs" in g:
+            met = met or d >= g["goal_abs"]
+    e = {"metric": g["metric"], "unit": g["unit"], "dpdat": d,
+         "baseline": bl, "ratio": ratio, "goal_op": g["op"],
+         "goal": g["goal"], "met": met, "baseline_is": g["baseline_is"],
+         "dpdat_run": "%s %s -s %d -q %d" % g["dpdat"],
+         "baseline_run": "%s %s -s %d -q %d" % g["base"],
+         "dpdat_runs": runs["dpdat"], "baseline_runs": runs["base"],
+         "others_pct_max": oth}
+    if "goal_abs" in g:
+        e["goal_abs"] = g["goal_abs"]
+        e["raw_link_mpps"] = goallink["pps"] / 1e6 if goallink else None
+        e["ratio_raw_link"] = (d / e["raw_link_mpps"]
+                               if d is not None and e["raw_link_mpps"] else None)
+    goals.append(e)
+
+def goal_text(e):
+    t = f"{e['goal_op']} {e['goal']:g}"
+    if "goal_abs" in e:
+        t = f">= {e['goal_abs']:g} M/s or {t}"
+    return t
+
+glines = [["goal (dpdat / baseline)", "dpdat", "baseline", "ratio", "goal",
+           "met", "runs"]]
+for e in goals:
+    glines.append([e["metric"],
+                   f"{num(e['dpdat'])} {e['unit']}",
+                   f"{num(e['baseline'])} {e['unit']}",
+                   "-" if e["ratio"] is None else f"{e['ratio']:.3f}",
+                   goal_text(e),
+                   {True: "met", False: "missed", None: "-"}[e["met"]],
+                   f"{len(e['dpdat_runs'])}+{len(e['baseline_runs'])}" +
+                   ("~" if e["others_pct_max"] > max_others else "")])
+gw = [max(len(l[i]) for l in glines) for i in range(len(glines[0]))]
+print()
+print("issue 14's goals, one run (figures: medians of the runs, taken in "
+      "turn; runs: dpdat's + the baseline's):")
+for i, l in enumerate(glines):
+    print("  ".join(c.ljust(gw[j]) if j in (0, 4, 5) else c.rjust(gw[j])
+                    for j, c in enumerate(l)).rstrip())
+    if i == 0:
+        print("  ".join("-" * x for x in gw))
+print("round trips: write_lat's figure doubled, read_lat's as it is; "
+      "baselines:")
+for e in goals:
+    print(f"  {e['metric']}: {e['baseline_is']}")
+if goallink:
+    e = goals[4]
+    print(f"  and testpmd txonly -> rxonly of that {goallink['frame_bytes']} B "
+          f"frame: {num(e['raw_link_mpps'])} M frames/s (best second), "
+          f"dpdat's 8 B WRITE rate {num(e['ratio_raw_link'])} of it")
+if any(e["others_pct_max"] > max_others for e in goals):
+    print(f"~ other processes took more than {max_others}% of the CPUs while "
+          "one of its runs was measured: low, or noisy")
+
 def cmd(*a):
     try:
         return subprocess.run(a, capture_output=True, text=True,
@@ -180,6 +312,7 @@ doc = {
     "raw_link": [dict(bytes=b, **v) for b, v in sorted(raw.items())],
     "sockperf": [dict(bytes=b, **v) for b, v in sorted(sp.items())],
     "iperf3_tcp": iperf,
+    "goals": goals,
     "runs": [{**r, "transport": tr, "test": t} for (tr, t, b), r in
              sorted(perf.items(), key=lambda x: (x[0][0], x[0][1], x[0][2]))],
 }

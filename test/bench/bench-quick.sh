@@ -4,22 +4,27 @@
 #
 # devtools/bench.sh --quick end to end: it must finish, its JSON must hold
 # every test and size with positive figures (a kernel udp one too when
-# dpdat-perf has --transport=udp), and its two plots must be PNGs. The
-# figures themselves are not judged. Usage: bench-quick.sh BUILD_DIR
+# dpdat-perf has --transport=udp), and its two plots must be PNGs; issue
+# 14's goals table must be printed with its six rows, each ratio the
+# quotient of the row's two figures (as bench.json's "goals" has them) and
+# the median of its runs. The figures themselves are not judged.
+# Usage: bench-quick.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "${1:?build dir}" && pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$build/test/bench/bench-quick
 rm -rf "$out"
-BUILD=$build "$src/devtools/bench.sh" --quick --out "$out"
+mkdir -p "$out"
+BUILD=$build "$src/devtools/bench.sh" --quick --out "$out" | tee "$out.txt"
 udp=0
 "$build/app/dpdat-perf/dpdat-perf" write_bw --transport=udp --help \
 	>/dev/null 2>&1 && udp=1
 py=/usr/bin/python3
 [ -x $py ] || py=python3
-$py - "$out" "$udp" <<'PY'
-import json, sys
+$py - "$out" "$udp" "$out.txt" <<'PY'
+import json, re, statistics, sys
 out, udp = sys.argv[1], sys.argv[2] == "1"
+stdout = open(sys.argv[3]).read()
 d = json.load(open(out + "/bench.json"))
 bad = []
 rows = {(r["test"], r["bytes"]): r for r in d["rows"]}
@@ -53,6 +58,38 @@ for p in ("bw.png", "lat.png"):
 for p in ("bw.dat", "lat.dat", "bench.gp"):
     if len(open(f"{out}/{p}").read().splitlines()) < 2:
         bad.append(f"{p} is empty")
-print("\n".join(bad) or f"bench-quick: {len(want)} rows, udp={udp}, PNGs: ok")
+# the goals: six rows printed, ratios computed from this run's figures
+goals = d.get("goals")
+if not isinstance(goals, list) or len(goals) != 6:
+    bad.append(f"bench.json goals: {goals!r:.200}")
+    goals = []
+printed = {}
+for l in stdout.splitlines():
+    f = re.split(r"\s{2,}", l.strip())
+    if len(f) == 7 and f[6].count("+") == 1:
+        printed[f[0]] = f
+for g in goals:
+    m = g["metric"]
+    dv, b, r = g["dpdat"], g["baseline"], g["ratio"]
+    if not (isinstance(dv, float) and isinstance(b, float) and dv > 0 and b > 0):
+        bad.append(f"goal {m}: figures {dv!r}, {b!r}")
+        continue
+    if not g["dpdat_runs"] or not g["baseline_runs"] or \
+       dv != statistics.median(g["dpdat_runs"]) or \
+       b != statistics.median(g["baseline_runs"]):
+        bad.append(f"goal {m}: not the medians of its runs: {g}")
+    if r is None or abs(r - dv / b) > 1e-9 * r:
+        bad.append(f"goal {m}: ratio {r!r}, not {dv} / {b}")
+    f = printed.get(m)
+    if f is None:
+        bad.append(f"goal {m}: not in the printed table")
+    elif f[3] != f"{dv / b:.3f}" or f[5] not in ("met", "missed") or \
+            f[6].rstrip("~") != \
+            f"{len(g['dpdat_runs'])}+{len(g['baseline_runs'])}":
+        bad.append(f"goal {m}: printed {f}")
+if len(printed) != 6:
+    bad.append(f"{len(printed)} goal rows printed, not 6")
+print("\n".join(bad) or f"bench-quick: {len(want)} rows, udp={udp}, PNGs, "
+      f"{len(goals)} goals: ok")
 sys.exit(1 if bad else 0)
 PY

@@ -57,6 +57,22 @@ CELLS = {
                           "0.30"],
 }
 
+# issue 14's goals: metric -> dpdat, baseline (medians of the sweep's run,
+# if any, and the goal runs), ratio, met, runs (dpdat's + baseline's)
+GOALS = {
+    # round trips: write_lat's half ones doubled (1.7 1.9 5.0 / 1.5 1.4 1.6)
+    "8 B WRITE round trip / raw port's": (3.8, 3.0, 3.8 / 3.0, True, "3+3"),
+    # read_lat's is a whole one already (5.0 6.0 5.5)
+    "8 B READ round trip / 8 B WRITE's": (5.5, 3.8, 5.5 / 3.8, True, "3+3"),
+    # the sweep's 3000 and 2400 count as one run each
+    "64 KiB WRITE bw / raw port's": (2900, 2400, 2900 / 2400, True, "3+3"),
+    # two runs a side: the mean of the two
+    "1 MiB READ bw / 1 MiB WRITE bw": (2050, 2550, 2050 / 2550, False, "2+2"),
+    "8 B WRITE msg rate / raw port's": (2.2, 5.0, 0.44, False, "3+3"),
+    # one of its runs while others took 35% of the CPUs: "~"
+    "64 KiB WRITE bw, 1024 QPs / 1 QP": (2500, 2900, 2500 / 2900, True, "3+3~"),
+}
+
 bad = []
 
 
@@ -99,6 +115,55 @@ def check_table(stdout):
     check(len(rows) == len(CELLS), f"{len(rows)} table rows, not {len(CELLS)}")
     check("* sockperf takes 14 .. 65507 B" in stdout, "no '*' note")
     check("~ other processes took more than 20%" in stdout, "no '~' note")
+
+
+def check_goals(stdout, out):
+    got = {}
+    for l in stdout.splitlines():
+        f = re.split(r"\s{2,}", l.strip())
+        if len(f) == 7 and f[0] in GOALS:
+            got[f[0]] = f
+    check(len(got) == len(GOALS), f"{len(got)} goal rows, not {len(GOALS)}")
+    for m, (d, b, ratio, met, runs) in GOALS.items():
+        f = got.get(m)
+        if f is None:
+            check(False, f"no goal row {m!r}")
+            continue
+        check(f[3] == f"{ratio:.3f}", f"goal {m!r}: ratio {f[3]}, not "
+              f"{ratio:.3f}")
+        check(f[5] == ("met" if met else "missed"), f"goal {m!r}: {f[5]}")
+        check(f[6] == runs, f"goal {m!r}: runs {f[6]}, not {runs}")
+        check(float(f[1].split()[0]) == d and float(f[2].split()[0]) == b,
+              f"goal {m!r}: figures {f[1]}, {f[2]}, not {d}, {b}")
+    check("read_lat's as it is" in stdout and
+          "--transport=raw write_bw -s 8's message rate" in stdout,
+          "goals: no note on round trips or on the message rate's baseline")
+    check("~ other processes took more than 20% of the CPUs while one of its "
+          "runs" in stdout, "goals: no '~' note")
+    check("that 82 B frame: 8.00 M frames/s (best second), dpdat's 8 B WRITE "
+          "rate 0.28 of it" in stdout, "goals: no testpmd line")
+    d = json.load(open(os.path.join(out, "bench.json")))
+    g = {e["metric"]: e for e in d.get("goals", [])}
+    check(list(g) == list(GOALS), f"JSON goals {list(g)}")
+    for m, (dv, b, ratio, met, runs) in GOALS.items():
+        e = g.get(m, {})
+        check(same(e.get("dpdat"), dv) and same(e.get("baseline"), b) and
+              same(e.get("ratio"), ratio) and e.get("met") is met,
+              f"JSON goal {m!r}: {e}")
+    e = g.get("8 B WRITE msg rate / raw port's", {})
+    check(e.get("goal_abs") == 10.0 and same(e.get("raw_link_mpps"), 8.0) and
+          same(e.get("ratio_raw_link"), 0.275) and
+          e.get("dpdat_runs") == [2.0, 2.5, 2.2] and
+          e.get("baseline_run") == "raw write_bw -s 8 -q 1",
+          f"JSON goal 8 B WRITE msg rate: {e}")
+    e = g.get("64 KiB WRITE bw, 1024 QPs / 1 QP", {})
+    check(e.get("others_pct_max") == 35 and
+          g.get("1 MiB READ bw / 1 MiB WRITE bw", {}).get("others_pct_max")
+          == 0, "JSON goals' others_pct_max")
+    check(e.get("dpdat_runs") == [2500, 2600, 100] and
+          e.get("baseline_runs") == [3000, 2000, 2900],
+          f"JSON goal 1024 QPs: runs {e.get('dpdat_runs')}, "
+          f"{e.get('baseline_runs')}")
 
 
 def check_json(out):
@@ -150,11 +215,12 @@ def main():
             check_table(r.stdout)
             check_json(out)
             check_plots(out)
+            check_goals(r.stdout, out)
         r = run(script, fix, out, nargs=17)
         check(r.returncode == 2 and r.stderr.startswith("usage:"),
               f"17 arguments: exit {r.returncode}, {r.stderr[:80]!r}")
     print("\n".join(bad) or f"bench_report: {len(CELLS)} rows, ratios, "
-          "plots' data: ok")
+          f"plots' data, {len(GOALS)} goals: ok")
     return 1 if bad else 0
 
 
