@@ -102,6 +102,7 @@ dev_engine_thread(void *arg)
 {
 	struct dpdat_dev *dev = arg;
 	unsigned int idle = 0;
+	uint32_t held;
 
 	dpdat_mr_reader_online(dev->dom, dev->reader);
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
@@ -111,12 +112,19 @@ dev_engine_thread(void *arg)
 		else
 			idle = 0;
 		rc_unlock_engine(dev);
-		dpdat_mr_reader_quiescent(dev->dom, dev->reader);
+		/* a zero-copy READ response the device still holds reads
+		 * registered memory: no quiescent state (and no going
+		 * offline) before it is released (rc_zc_read_payload) */
+		held = __atomic_load_n(&dev->zc_rd_out, __ATOMIC_ACQUIRE);
+		if (held == 0)
+			dpdat_mr_reader_quiescent(dev->dom, dev->reader);
 		/* on a shared machine give the core away when nothing moves */
 		if (idle > 4096) {
-			dpdat_mr_reader_offline(dev->dom, dev->reader);
+			if (held == 0)
+				dpdat_mr_reader_offline(dev->dom, dev->reader);
 			sched_yield();
-			dpdat_mr_reader_online(dev->dom, dev->reader);
+			if (held == 0)
+				dpdat_mr_reader_online(dev->dom, dev->reader);
 			idle = 2048;
 		}
 	}

@@ -63,7 +63,8 @@ extern int dpdat_rc_logtype;
  * acknowledged). From a per-device pool: no allocation per packet. */
 struct rc_zc {
 	struct rte_mbuf_ext_shared_info shinfo;
-	struct dpdat_qp *qp;
+	struct dpdat_qp *qp;	/* a WR's; NULL for a READ response */
+	struct dpdat_dev *dev;	/* a READ response's: counts it */
 	struct rte_mempool *pool;
 	bool released;		/* no mbuf holds the payload any more */
 	bool orphan;		/* the WR is gone: back to the pool on release */
@@ -338,6 +339,10 @@ struct dpdat_dev {
 	uint16_t n_tx;
 	uint64_t last_timer;
 	struct rte_mempool *zc_pool;	/* NULL: zero-copy transmit off */
+	/* READ response mbufs holding registered memory (zero-copy) that the
+	 * device has not released: the engine thread stays short of a
+	 * quiescent state while any is out (rc_zc_read_payload) */
+	uint32_t zc_rd_out;
 	uint32_t n_held, max_held;	/* mbufs held out of order, bound */
 	uint32_t max_held_qp;		/* the bound of one QP */
 	bool go_back_n;			/* never selective repeat */
@@ -442,6 +447,9 @@ void rc_zc_abandon(struct rc_swqe *w);
 struct rte_mbuf *rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w,
 			       uint32_t off, uint32_t n, unsigned int pad);
 int rc_zc_pool_create(struct dpdat_dev *dev);
+struct rte_mbuf *rc_zc_read_payload(struct dpdat_qp *qp,
+				    const struct dpdat_mr_xlat *x, uint32_t n,
+				    unsigned int pad);
 
 /* requester.c */
 
@@ -499,6 +507,9 @@ void rc_go_back_read(struct dpdat_qp *qp, uint32_t expect, uint64_t now);
 void rc_catch_up(struct dpdat_qp *qp);
 struct rte_mbuf *rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn,
 			      bool ackreq, unsigned int payload);
+struct rte_mbuf *rc_pkt_alloc_hdr(struct dpdat_qp *qp, uint8_t op,
+				  uint32_t psn, bool ackreq,
+				  unsigned int payload);
 int rc_pkt_send(struct dpdat_qp *qp, struct rte_mbuf *m);
 
 /* responder.c */

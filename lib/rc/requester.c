@@ -65,6 +65,14 @@ rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
 	return pkt_alloc(qp, op, psn, ackreq, payload, true);
 }
 
+/* Only the headers: the payload (zero-copy) is chained after them. */
+struct rte_mbuf *
+rc_pkt_alloc_hdr(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
+		 unsigned int payload)
+{
+	return pkt_alloc(qp, op, psn, ackreq, payload, false);
+}
+
 int
 rc_pkt_send(struct dpdat_qp *qp, struct rte_mbuf *m)
 {

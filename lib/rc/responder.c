@@ -152,6 +152,43 @@ read_restart(struct dpdat_qp *qp, uint32_t psn)
 	qp->nres = i;
 }
 
+/* One READ response packet of r: n bytes at x (checked), attached when
+ * zero-copy may (rc_zc_read_payload), else copied. 0, or -1: not now. */
+static int
+read_resp_pkt(struct dpdat_qp *qp, const struct rc_read_res *r, uint8_t op,
+	      uint32_t n, const struct dpdat_mr_xlat *x)
+{
+	struct rte_mbuf *m, *zc;
+	uint8_t *p;
+
+	zc = n != 0 ? rc_zc_read_payload(qp, x, n, (-n) & 3) : NULL;
+	m = zc != NULL ? rc_pkt_alloc_hdr(qp, op, r->psn, false, n) :
+			 rc_pkt_alloc(qp, op, r->psn, false, n);
+	if (m == NULL) {
+		rte_pktmbuf_free(zc);
+		return -1;
+	}
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, sizeof(struct roce_bth));
+	if (roce_op_flags[op] & ROCE_F_AETH) {
+		((struct roce_aeth *)p)->smsn = rte_cpu_to_be_32(
+			(uint32_t)ROCE_AETH_CREDIT_INVALID << 24 |
+			(qp->msn & ROCE_PSN_MASK));
+		p += sizeof(struct roce_aeth);
+	}
+	if (zc != NULL) {
+		if (rte_pktmbuf_chain(m, zc) != 0) {
+			rte_pktmbuf_free(m);
+			rte_pktmbuf_free(zc);
+			return -1;
+		}
+	} else if (n != 0) {
+		memcpy(p, x->addr, n);
+	}
+	qp->st.tx_bytes += n;
+	rc_pkt_send(qp, m);
+	return 0;
+}
+
 /* Send READ responses, a budget at a time. */
 void
 rc_responder_reads(struct dpdat_qp *qp)
@@ -160,10 +197,8 @@ rc_responder_reads(struct dpdat_qp *qp)
 	struct dpdat_mr_xlat x;
 	struct rc_read_res *r;
 	bool holes;
-	struct rte_mbuf *m;
 	uint32_t n, k;
 	uint8_t op;
-	uint8_t *p;
 
 	while ((qp->nres != 0 || (qp->sr != NULL && qp->sr->n_holes != 0)) &&
 	       budget-- != 0 && rc_tx_room(qp->dev)) {
@@ -187,21 +222,8 @@ rc_responder_reads(struct dpdat_qp *qp)
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, r->psn);
 			return;
 		}
-		m = rc_pkt_alloc(qp, op, r->psn, false, n);
-		if (m == NULL)
+		if (read_resp_pkt(qp, r, op, n, &x) != 0)
 			return;
-		p = rte_pktmbuf_mtod_offset(m, uint8_t *,
-					    sizeof(struct roce_bth));
-		if (roce_op_flags[op] & ROCE_F_AETH) {
-			((struct roce_aeth *)p)->smsn = rte_cpu_to_be_32(
-				(uint32_t)ROCE_AETH_CREDIT_INVALID << 24 |
-				(qp->msn & ROCE_PSN_MASK));
-			p += sizeof(struct roce_aeth);
-		}
-		if (n != 0)
-			memcpy(p, x.addr, n);
-		qp->st.tx_bytes += n;
-		rc_pkt_send(qp, m);
 		r->off += n;
 		r->psn = roce_psn_add(r->psn, 1);
 		if (--r->left != 0)

@@ -139,9 +139,6 @@ rc_zc_abandon(struct rc_swqe *w)
 		rte_mempool_put(zc->pool, zc);
 }
 
-/* The payload [off, off + n) of w as an attached mbuf followed by a trailer
- * holding pad zeros, or NULL when it must be copied instead (several SGEs,
- * memory that is not DPDK's own or whose IOVA is not contiguous). */
 /* The IOVA of a byte of DPDK memory from its memseg. Not
  * rte_mem_virt2iova(): in PA mode it reads /proc/self/pagemap (an open,
  * a seek, a read and a close: four system calls a packet). */
@@ -155,35 +152,37 @@ zc_iova(const void *va)
 	return ms->iova + ((uintptr_t)va - ms->addr_64);
 }
 
-struct rte_mbuf *
-rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t off,
-	      uint32_t n, unsigned int pad)
+/* The IOVA of the n bytes at x->addr, or RTE_BAD_IOVA when they are not
+ * DPDK memory in one IOVA-contiguous piece (then they are copied). */
+static rte_iova_t
+zc_range_iova(const struct dpdat_mr_xlat *x, uint32_t n)
+{
+	rte_iova_t iova;
+
+	if (x->kind != DPDAT_MEM_KIND_DPDK)
+		return RTE_BAD_IOVA;
+	if (x->iova != UINT64_MAX)
+		return x->iova;
+	/* the region is not IOVA-contiguous (hugepages in PA mode): this
+	 * packet's bytes may still be */
+	iova = zc_iova(x->addr);
+	if (iova == RTE_BAD_IOVA ||
+	    zc_iova((uint8_t *)x->addr + n - 1) != iova + n - 1)
+		return RTE_BAD_IOVA;
+	return iova;
+}
+
+/* n bytes at addr attached to an mbuf under shinfo (which takes one more
+ * reference), followed by a trailer holding pad zeros; NULL when out of
+ * mbufs. */
+static struct rte_mbuf *
+zc_attach(struct dpdat_qp *qp, void *addr, rte_iova_t iova, uint32_t n,
+	  unsigned int pad, struct rte_mbuf_ext_shared_info *shinfo)
 {
 	struct rte_mempool *pool = qp->dev->port->pool;
-	struct dpdat_mr_xlat x;
 	struct rte_mbuf *m, *t;
-	uint32_t i, skip = off;
 	uint8_t *p;
 
-	if (w->zc == NULL || n == 0)
-		return NULL;
-	for (i = 0; i < w->num_sge && skip >= w->sge[i].length; i++)
-		skip -= w->sge[i].length;
-	if (i == w->num_sge || w->sge[i].length - skip < n ||
-	    dpdat_mr_access_check(qp->dev->dom, w->sge[i].lkey,
-				  w->sge[i].addr + skip, n,
-				  DPDAT_MEM_PRIV_LOCAL_READ, qp->pz_id,
-				  &x) != DPDAT_MR_CHECK_OK ||
-	    x.kind != DPDAT_MEM_KIND_DPDK)
-		return NULL;
-	if (x.iova == UINT64_MAX) {
-		/* the region is not IOVA-contiguous (hugepages in PA mode):
-		 * this packet's bytes may still be */
-		x.iova = zc_iova(x.addr);
-		if (x.iova == RTE_BAD_IOVA ||
-		    zc_iova((uint8_t *)x.addr + n - 1) != x.iova + n - 1)
-			return NULL;
-	}
 	m = rte_pktmbuf_alloc(pool);
 	t = rte_pktmbuf_alloc(pool);
 	if (m == NULL || t == NULL) {
@@ -191,9 +190,8 @@ rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t off,
 		rte_pktmbuf_free(t);
 		return NULL;
 	}
-	rte_mbuf_ext_refcnt_update(&w->zc->shinfo, 1);
-	rte_pktmbuf_attach_extbuf(m, x.addr, x.iova, (uint16_t)n,
-				  &w->zc->shinfo);
+	rte_mbuf_ext_refcnt_update(shinfo, 1);
+	rte_pktmbuf_attach_extbuf(m, addr, iova, (uint16_t)n, shinfo);
 	m->data_off = 0;
 	m->data_len = (uint16_t)n;
 	m->pkt_len = n;
@@ -206,5 +204,95 @@ rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t off,
 		return NULL;
 	}
 	qp->st.tx_zerocopy++;
+	return m;
+}
+
+/* The payload [off, off + n) of w as an attached mbuf followed by a trailer
+ * holding pad zeros, or NULL when it must be copied instead (several SGEs,
+ * memory that is not DPDK's own or whose IOVA is not contiguous). */
+struct rte_mbuf *
+rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t off,
+	      uint32_t n, unsigned int pad)
+{
+	struct dpdat_mr_xlat x;
+	rte_iova_t iova;
+	uint32_t i, skip = off;
+
+	if (w->zc == NULL || n == 0)
+		return NULL;
+	for (i = 0; i < w->num_sge && skip >= w->sge[i].length; i++)
+		skip -= w->sge[i].length;
+	if (i == w->num_sge || w->sge[i].length - skip < n ||
+	    dpdat_mr_access_check(qp->dev->dom, w->sge[i].lkey,
+				  w->sge[i].addr + skip, n,
+				  DPDAT_MEM_PRIV_LOCAL_READ, qp->pz_id,
+				  &x) != DPDAT_MR_CHECK_OK)
+		return NULL;
+	iova = zc_range_iova(&x, n);
+	if (iova == RTE_BAD_IOVA)
+		return NULL;
+	return zc_attach(qp, x.addr, iova, n, pad, &w->zc->shinfo);
+}
+
+/* The device released a READ response's memory. */
+static void
+zc_read_free_cb(void *addr, void *opaque)
+{
+	struct rc_zc *zc = opaque;
+	struct dpdat_dev *dev = zc->dev;
+
+	(void)addr;
+	rte_mempool_put(zc->pool, zc);
+	__atomic_fetch_sub(&dev->zc_rd_out, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * n bytes of a READ response, checked (x) against the registration, as an
+ * attached mbuf and its pad trailer; NULL: copy them.
+ *
+ * There is no work request here to hold the memory: the consumer that
+ * registered it may free the LMR (or unbind the RMR) and then the memory
+ * while the device still holds the response. The rule: a zero-copy READ
+ * response counts as a reader of the registration until the device
+ * releases it. Freeing a context waits (mr_domain_sync) for a quiescent
+ * state of every engine, and the engine thread reports one only when none
+ * of its zero-copy READ responses is out (dev->zc_rd_out, dev.c); so
+ * dpdat_lmr_free() returns only after the device let go of the memory, and
+ * a READ arriving after it fails its key check (NAK, remote access error).
+ * An engine run inline by the consumer goes offline after every iteration,
+ * so it could not keep that promise: it copies.
+ */
+struct rte_mbuf *
+rc_zc_read_payload(struct dpdat_qp *qp, const struct dpdat_mr_xlat *x,
+		   uint32_t n, unsigned int pad)
+{
+	struct dpdat_dev *dev = qp->dev;
+	struct rte_mbuf *m;
+	struct rc_zc *zc;
+	rte_iova_t iova;
+	void *obj;
+
+	if (dev->zc_pool == NULL || dev->progress != DPDAT_PROGRESS_THREAD ||
+	    n < RC_ZC_MIN)
+		return NULL;
+	iova = zc_range_iova(x, n);
+	if (iova == RTE_BAD_IOVA || rte_mempool_get(dev->zc_pool, &obj) != 0)
+		return NULL;
+	zc = obj;
+	memset(zc, 0, sizeof(*zc));
+	zc->dev = dev;
+	zc->pool = dev->zc_pool;
+	zc->shinfo.free_cb = zc_read_free_cb;
+	zc->shinfo.fcb_opaque = zc;
+	/* a reference of our own while the mbuf is built: a failure inside
+	 * zc_attach() then never runs the release callback */
+	rte_mbuf_ext_refcnt_set(&zc->shinfo, 1);
+	__atomic_fetch_add(&dev->zc_rd_out, 1, __ATOMIC_RELAXED);
+	m = zc_attach(qp, x->addr, iova, n, pad, &zc->shinfo);
+	if (rte_mbuf_ext_refcnt_update(&zc->shinfo, -1) == 0) {
+		/* no mbuf holds it */
+		__atomic_fetch_sub(&dev->zc_rd_out, 1, __ATOMIC_RELAXED);
+		rte_mempool_put(dev->zc_pool, zc);
+	}
 	return m;
 }

@@ -23,6 +23,15 @@
  *   dies and the client's interrupt thread unmaps the shared rings. The
  *   burst must end early (counted in peer_unmapped) instead of crashing
  *   the client, and everything else goes as in "death".
+ *
+ * rc_edge server|client <socket> dereg   (DPDAT_ZEROCOPY=1)
+ *   The client streams 1 MiB READs of the server's hugepage memory, which
+ *   its engine thread answers zero-copy; midway the server frees the LMR,
+ *   then overwrites and frees the memory. dpdat_lmr_free() must wait until
+ *   the device released every response holding that memory: a READ that
+ *   completes successfully carries the pattern, never the poison; the
+ *   READs after the free fail with a remote access error, later ones are
+ *   flushed.
  */
 
 #include <dlfcn.h>
@@ -252,6 +261,145 @@ protect_client(const char *sock)
 		snprintf(done[0], 256, "client");
 		h_exchange(dsock, 0, done, theirs, 1);
 	}
+}
+
+/* ---- dereg ---- */
+
+#define DR_LEN (4u << 20)
+#define DR_READ (1u << 20)
+#define DR_DEPTH 8
+#define DR_POISON 0xdd
+
+static inline uint8_t
+dr_byte(uint32_t i)
+{
+	return (uint8_t)(i * 13 + (i >> 12));
+}
+
+static void
+dereg_server(const char *sock)
+{
+	char mine[3][256], theirs[3][256];
+	struct dpdat_qp_stats st;
+	struct region r;
+	double t0;
+
+	region(&r, pz, DR_LEN, DPDAT_MEM_PRIV_LOCAL_READ |
+	       DPDAT_MEM_PRIV_REMOTE_READ, 0);
+	for (uint32_t i = 0; i < DR_LEN; i++)
+		r.buf[i] = dr_byte(i);
+	make_qps(1);
+	h_addr_str(dev, mine[0], 256);
+	snprintf(mine[1], 256, "%lu %u", (unsigned long)(uintptr_t)r.buf,
+		 r.key);
+	qp_lines(1, mine + 2);
+	h_exchange(sock, 1, mine, theirs, 3);
+	connect_qps(1, theirs[0], theirs + 2, 7, 14);
+	/* the engine thread answers: wait for responses to be streaming */
+	t0 = h_now();
+	do {
+		if (h_now() - t0 > 30)
+			H_FAIL("no zero-copy READ responses");
+		usleep(1000);
+		dpdat_qp_stats(qp[0], &st);
+	} while (st.tx_zerocopy < 4 * DR_READ / 1024);
+	if (dpdat_lmr_free(r.lmr) != 0)
+		H_FAIL("lmr_free");
+	/* what the device may still send from here on is the poison */
+	memset(r.buf, DR_POISON, DR_LEN);
+	dpdat_mem_free(r.buf);
+	printf("server: LMR and memory freed after %lu zero-copy responses\n",
+	       (unsigned long)st.tx_zerocopy);
+	{
+		char dsock[300], done[1][256];
+
+		snprintf(dsock, sizeof(dsock), "%s.done", sock);
+		snprintf(done[0], 256, "server");
+		h_exchange(dsock, 1, done, theirs, 1);
+	}
+}
+
+/* One READ of the server's memory into local slot id % DR_DEPTH. */
+static void
+dereg_post(struct region *loc, uint64_t raddr, uint32_t rkey, uint64_t id)
+{
+	const uint32_t slot = (uint32_t)(id % DR_DEPTH);
+	struct dpdat_sge sge = { (uintptr_t)loc->buf + slot * DR_READ,
+				 DR_READ, loc->key };
+	struct dpdat_send_wr wr = { .wr_id = id,
+		.opcode = DPDAT_WR_RDMA_READ, .flags = DPDAT_SEND_SIGNALED,
+		.sg_list = &sge, .num_sge = 1,
+		.remote_addr = raddr + (id % (DR_LEN / DR_READ)) * DR_READ,
+		.rkey = rkey };
+
+	memset(loc->buf + slot * DR_READ, 0, DR_READ);
+	if (dpdat_post_send(qp[0], &wr) != 0)
+		H_FAIL("post READ %lu", (unsigned long)id);
+}
+
+static void
+dereg_check(const struct region *loc, uint64_t id)
+{
+	const uint8_t *p = loc->buf + (id % DR_DEPTH) * DR_READ;
+	const uint32_t base = (uint32_t)(id % (DR_LEN / DR_READ)) * DR_READ;
+
+	for (uint32_t i = 0; i < DR_READ; i++)
+		if (p[i] != dr_byte(base + i))
+			H_FAIL("READ %lu succeeded with byte %u = %02x%s",
+			       (unsigned long)id, i, p[i], p[i] == DR_POISON ?
+			       " (freed memory sent)" : "");
+}
+
+static void
+dereg_client(const char *sock)
+{
+	char mine[3][256], theirs[3][256], done[1][256], dsock[300];
+	uint64_t posted = 0, ok = 0, flushed = 0, raddr;
+	uint32_t rkey;
+	struct region loc;
+	struct dpdat_wc wc;
+	int failed = 0;
+
+	region(&loc, pz, DR_DEPTH * DR_READ, DPDAT_MEM_PRIV_ALL, 0);
+	make_qps(1);
+	h_addr_str(dev, mine[0], 256);
+	snprintf(mine[1], 256, "-");
+	qp_lines(1, mine + 2);
+	h_exchange(sock, 0, mine, theirs, 3);
+	if (sscanf(theirs[1], "%lu %u", &raddr, &rkey) != 2)
+		H_FAIL("bad region line");
+	connect_qps(1, theirs[0], theirs + 2, 7, 14);
+	for (; posted < DR_DEPTH; posted++)
+		dereg_post(&loc, raddr, rkey, posted);
+	while (ok + flushed + (uint64_t)failed < posted) {
+		if (h_wait(cq, &wc, 20) != 0)
+			H_FAIL("no completion after %lu READs",
+			       (unsigned long)ok);
+		if (wc.status == DPDAT_WC_SUCCESS) {
+			if (failed)
+				H_FAIL("READ %lu succeeded after the error",
+				       (unsigned long)wc.wr_id);
+			dereg_check(&loc, wc.wr_id);
+			ok++;
+			if (posted < 100000)
+				dereg_post(&loc, raddr, rkey, posted++);
+		} else if (wc.status == DPDAT_WC_REM_ACCESS_ERR && !failed) {
+			failed = 1;
+		} else if (wc.status == DPDAT_WC_WR_FLUSH_ERR && failed) {
+			flushed++;
+		} else {
+			H_FAIL("READ %lu: status %d", (unsigned long)wc.wr_id,
+			       wc.status);
+		}
+	}
+	if (!failed)
+		H_FAIL("the READs never failed after the LMR was freed");
+	printf("client: %lu READs of 1 MiB intact, then a remote access "
+	       "error, %lu flushed\n", (unsigned long)ok,
+	       (unsigned long)flushed);
+	snprintf(dsock, sizeof(dsock), "%s.done", sock);
+	snprintf(done[0], 256, "client");
+	h_exchange(dsock, 0, done, theirs, 1);
 }
 
 /* ---- death ---- */
@@ -556,11 +704,14 @@ main(int argc, char **argv)
 
 	if (argc != 4)
 		H_FAIL("usage: rc_edge server|client <socket> "
-		       "protect|death|unmap");
+		       "protect|death|unmap|dereg");
 	server = strcmp(argv[1], "server") == 0;
 	if (!server && strcmp(argv[3], "unmap") == 0)
 		h_after_eal = use_stall_ops;
-	dev = h_open(server, argv[2], 1500, DPDAT_PROGRESS_INLINE);
+	/* dereg: the server's engine thread answers READs zero-copy */
+	dev = h_open(server, argv[2], 1500, server &&
+		     strcmp(argv[3], "dereg") == 0 ? DPDAT_PROGRESS_THREAD :
+		     DPDAT_PROGRESS_INLINE);
 	pz = dpdat_pz_create(dpdat_dev_domain(dev));
 	pz2 = dpdat_pz_create(dpdat_dev_domain(dev));
 	if (strcmp(argv[3], "protect") == 0) {
@@ -568,6 +719,11 @@ main(int argc, char **argv)
 			protect_server(argv[2]);
 		else
 			protect_client(argv[2]);
+	} else if (strcmp(argv[3], "dereg") == 0) {
+		if (server)
+			dereg_server(argv[2]);
+		else
+			dereg_client(argv[2]);
 	} else if (strcmp(argv[3], "death") == 0 ||
 		   strcmp(argv[3], "unmap") == 0) {
 		if (argv[3][0] == 'u')
@@ -583,7 +739,8 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < 100; i++)
 		dpdat_dev_progress(dev);
-	if (!server && strcmp(argv[3], "protect") != 0) {
+	if (!server && strcmp(argv[3], "protect") != 0 &&
+	    strcmp(argv[3], "dereg") != 0) {
 		/* everything was freed: the device must close cleanly even
 		 * though its peer vanished */
 		if (dpdat_pz_free(pz) != 0 || dpdat_pz_free(pz2) != 0 ||

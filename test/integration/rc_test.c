@@ -74,6 +74,7 @@ static struct {
 	const char *fault;
 	int retry;
 	int expect_zc;
+	int expect_zc_read;	/* server: READ responses went zero-copy */
 	uint16_t expect_pmtu;	/* the PMTU the connection must settle on */
 	int oob;	/* connect out of band (explicit PMTU, retry count) */
 	int gbn;	/* this side refuses selective repeat */
@@ -750,6 +751,7 @@ parse(int argc, char **argv)
 		{ "oob", 0, NULL, 'o' }, { "expect-pmtu", 1, NULL, 'E' },
 		{ "go-back-n", 1, NULL, 'G' }, { "expect-ext", 1, NULL, 'X' },
 		{ "lists", 1, NULL, 'L' },
+		{ "expect-zerocopy-read", 0, NULL, 'R' },
 		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
 	int ch;
@@ -770,6 +772,7 @@ parse(int argc, char **argv)
 		case 'f': o.fault = optarg; break;
 		case 'r': o.retry = atoi(optarg); break;
 		case 'z': o.expect_zc = 1; break;
+		case 'R': o.expect_zc_read = 1; break;
 		case 'o': o.oob = 1; break;
 		case 'E': o.expect_pmtu = (uint16_t)atoi(optarg); break;
 		case 'L': o.lists = atoi(optarg); break;
@@ -884,6 +887,14 @@ main(int argc, char **argv)
 		dpdat_qp_stats(c[0].qp, &qs);
 		if (qs.tx_zerocopy == 0)
 			FAIL("no packet went out zero-copy");
+	}
+	if (o.expect_zc_read && o.server) {
+		/* the server sends nothing large but READ responses */
+		struct dpdat_qp_stats qs;
+
+		dpdat_qp_stats(c[0].qp, &qs);
+		if (qs.tx_zerocopy == 0)
+			FAIL("no READ response went out zero-copy");
 	}
 	if (o.fault != NULL && !o.server) {
 		/* faults were injected and the data still came through
