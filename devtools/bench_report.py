@@ -363,22 +363,28 @@ gp = [
     "set key outside right top", "set xlabel \"message size\"",
 ]
 when = doc["when"][:10]
+
+
+def test_series(path, tests, col, kernel):
+    """One plotted line a test: dpdat's (solid) or the kernel's (dotted)."""
+    style, who = ("lw 1 pt 6 dt 3", "kernel UDP") if kernel else ("lw 2 pt 7", "dpdat")
+    lines = []
+    for i, t in enumerate(tests):
+        k = t.split("_")[0]
+        lines.append(f'"{path}" using 1:{col + i} with linespoints {style} '
+                     f'lc rgb "{colors[k]}" title "{who} {names[k]}"')
+    return lines
+
+
 p = [f'set output "{out}/bw.png"',
      f'set title "Bandwidth vs size: dpdat ({where}), raw link (testpmd), '
      f'kernel UDP ({kwhere}); {os.cpu_count()} vCPUs, {when}"',
      f"set xtics ({tics(bws)})", 'set ylabel "MiB/s"', "plot \\"]
-series = []
-for i, t in enumerate(bw_tests):
-    k = t.split("_")[0]
-    series.append(f'"{out}/bw.dat" using 1:{2 + i} with linespoints lw 2 pt 7 '
-                  f'lc rgb "{colors[k]}" title "dpdat {names[k]}"')
+series = test_series(f"{out}/bw.dat", bw_tests, 2, False)
 series.append(f'"{out}/bw.dat" using 1:5 with linespoints lw 2 pt 5 dt 2 '
               f'lc rgb "black" title "raw link (testpmd)"')
 if have_udp == "1":
-    for i, t in enumerate(bw_tests):
-        k = t.split("_")[0]
-        series.append(f'"{out}/bw.dat" using 1:{6 + i} with linespoints lw 1 '
-                      f'pt 6 dt 3 lc rgb "{colors[k]}" title "kernel UDP {names[k]}"')
+    series += test_series(f"{out}/bw.dat", bw_tests, 6, True)
 p.append(", \\\n".join(series))
 p += [f'set output "{out}/lat.png"',
       f'set title "Latency vs size (median): dpdat ({where}), kernel UDP '
@@ -386,16 +392,9 @@ p += [f'set output "{out}/lat.png"',
       f"set xtics ({tics(lats)})",
       'set ylabel "us (WRITE, SEND, sockperf: half round trip; READ: round trip)"',
       "plot \\"]
-series = []
-for i, t in enumerate(lat_tests):
-    k = t.split("_")[0]
-    series.append(f'"{out}/lat.dat" using 1:{2 + i} with linespoints lw 2 pt 7 '
-                  f'lc rgb "{colors[k]}" title "dpdat {names[k]}"')
+series = test_series(f"{out}/lat.dat", lat_tests, 2, False)
 if have_udp == "1":
-    for i, t in enumerate(lat_tests):
-        k = t.split("_")[0]
-        series.append(f'"{out}/lat.dat" using 1:{5 + i} with linespoints lw 1 '
-                      f'pt 6 dt 3 lc rgb "{colors[k]}" title "kernel UDP {names[k]}"')
+    series += test_series(f"{out}/lat.dat", lat_tests, 5, True)
 series.append(f'"{out}/lat.dat" using 1:8 with linespoints lw 2 pt 5 dt 2 '
               f'lc rgb "black" title "sockperf ping-pong"')
 p.append(", \\\n".join(series))
