@@ -13,16 +13,15 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include <rte_atomic.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_udp.h>
 
 #include "cm_priv.h"
 #include "dev_priv.h"
-#include "mr_priv.h"
 #include "port_priv.h"
 #include "rc_priv.h"
 
@@ -80,17 +79,12 @@ dev_run(struct dpdat_dev *dev)
 {
 	int n;
 
-	/* online first, then the lock: on x86 the exchange is the full
-	 * barrier that the reader's online store needs before the tables are
-	 * read (one fence a poll instead of two) */
-	mr_reader_online_unfenced(dev->dom, dev->reader);
-	if (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_SEQ_CST) != 0) {
-		dpdat_mr_reader_offline(dev->dom, dev->reader);
+	if (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_ACQUIRE) != 0)
 		return 0;	/* someone else is running it */
-	}
-#ifndef RTE_ARCH_X86
-	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
-#endif
+	/* the device's one reader is the lock holder's: only now may it go
+	 * online (before the lock, a loser's offline could hide the
+	 * winner's reading from a writer) */
+	dpdat_mr_reader_online(dev->dom, dev->reader);
 	n = dev_iter(dev);
 	dpdat_mr_reader_offline(dev->dom, dev->reader);
 	rc_unlock_engine(dev);
@@ -111,6 +105,12 @@ dev_engine_thread(void *arg)
 			idle++;
 		else
 			idle = 0;
+		/* a device that frees sent mbufs lazily would hold the last
+		 * zero-copy READ responses (and with them every writer of
+		 * the domain) until the next burst: ask it, when idle */
+		if (idle != 0 && __atomic_load_n(&dev->zc_rd_out,
+						 __ATOMIC_RELAXED) != 0)
+			rte_eth_tx_done_cleanup(dev->port->port_id, 0, 0);
 		rc_unlock_engine(dev);
 		/* a zero-copy READ response the device still holds reads
 		 * registered memory: no quiescent state (and no going

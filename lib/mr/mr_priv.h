@@ -150,12 +150,6 @@ void mr_table_publish(struct dpdat_mr_domain *dom, uint32_t ctx,
 		      uint64_t len, const struct mr_mem *mem);
 void mr_table_release(struct dpdat_mr_domain *dom, uint32_t ctx);
 void mr_table_destroy(struct dpdat_mr_domain *dom);
-/* dpdat_mr_reader_online() without its store-load fence, for a caller
- * whose very next step is a full barrier anyway (the engine's lock, taken
- * with an exchange): the two fences of a poll become one. */
-void mr_reader_online_unfenced(struct dpdat_mr_domain *dom,
-			       unsigned int reader_id);
-
 /* Wait until every registered reader passed a quiescent state, so that no
  * access checked before a context died is still in progress. Call without
  * dom->lock. */

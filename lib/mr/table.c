@@ -381,17 +381,6 @@ dpdat_mr_reader_online(struct dpdat_mr_domain *dom, unsigned int reader_id)
 }
 
 void
-mr_reader_online_unfenced(struct dpdat_mr_domain *dom, unsigned int reader_id)
-{
-	struct rte_rcu_qsbr *v = dom->qsbr;
-
-	/* rte_rcu_qsbr_thread_online() less its fence */
-	__atomic_store_n(&v->qsbr_cnt[reader_id].cnt,
-			 __atomic_load_n(&v->token, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
-}
-
-void
 dpdat_mr_reader_offline(struct dpdat_mr_domain *dom, unsigned int reader_id)
 {
 	rte_rcu_qsbr_thread_offline(dom->qsbr, reader_id);

@@ -195,8 +195,12 @@ rc_db_drain(struct dpdat_dev *dev)
 	do {
 		n = rte_ring_sc_dequeue_burst(dev->db, (void **)rung,
 					      RTE_DIM(rung), NULL);
+		/* cleared by an exchange: a full barrier before the QP's
+		 * rings are read on every CPU (a seq_cst store is not one on
+		 * all of them) */
 		for (i = 0; i < n; i++) {
-			__atomic_store_n(&rung[i]->db_rung, 0, __ATOMIC_SEQ_CST);
+			__atomic_exchange_n(&rung[i]->db_rung, 0,
+					    __ATOMIC_SEQ_CST);
 			rc_qp_kick(rung[i]);
 		}
 	} while (n == RTE_DIM(rung));

@@ -457,8 +457,9 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	/* zero-copy memory still in the device: let it finish (bounded) */
 	for (t0 = rte_get_tsc_cycles(); qp->sq_head != qp->sq_tail &&
 	     rte_get_tsc_cycles() - t0 < rte_get_tsc_hz(); ) {
-		rc_unlock_engine(dev);
+		/* under the engine: a transmit queue is not thread safe */
 		rte_eth_tx_done_cleanup(dev->port->port_id, 0, 0);
+		rc_unlock_engine(dev);
 		rte_pause();
 		rc_lock_engine(dev);
 		rc_qp_flush(qp);

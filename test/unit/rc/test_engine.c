@@ -31,6 +31,7 @@
 #include <dpdat/dpdat_qp.h>
 #include "cm_wire.h"
 #include "dev_priv.h"
+#include "mr_priv.h"
 #include "port_priv.h"
 #include "rc_priv.h"
 #include "rig.h"
@@ -1127,6 +1128,27 @@ test_rtu_before_dreq(void)
 	CU_ASSERT(dpdat_cm_eq_free(eb) == 0);
 }
 
+/* A poll that finds the engine taken leaves the device's registration
+ * reader to the thread that holds it: while the holder reads the tables, a
+ * writer keeps waiting. (A version that put the reader online before
+ * taking the lock, and offline again on finding it taken, hid the holder
+ * from writers: an LMR could be freed under an access check.) */
+static void
+test_busy_poll_keeps_reader(void)
+{
+	struct dpdat_mr_domain *dom = dpdat_dev_domain(A.dev);
+	uint64_t t;
+
+	rc_lock_engine(A.dev);		/* another thread's iteration */
+	dpdat_mr_reader_online(dom, A.dev->reader);
+	t = rte_rcu_qsbr_start(dom->qsbr);	/* a writer begins */
+	CU_ASSERT_EQUAL(dpdat_dev_progress(A.dev), 0);
+	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, t, false), 0);
+	dpdat_mr_reader_offline(dom, A.dev->reader);
+	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, t, false), 1);
+	rc_unlock_engine(A.dev);
+}
+
 CU_TestInfo rc_engine_tests[] = {
 	{ "CM: the RTU goes before a later DREQ", test_rtu_before_dreq },
 	{ "a connection outlives its QP", test_conn_outlives_qp },
@@ -1145,5 +1167,6 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "loss -> timeout -> retransmit", test_loss_retransmit },
 	{ "duplicate detected, applied once", test_duplicates },
 	{ "corrupted frame dropped by ICRC", test_corrupt_dropped },
+	{ "a poll of a taken engine leaves its reader", test_busy_poll_keeps_reader },
 	CU_TEST_INFO_NULL,
 };
