@@ -17,11 +17,13 @@
 #include <sys/un.h>
 #include <net/if.h>
 
+#include <rte_alarm.h>
 #include <rte_bus.h>
 #include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -191,7 +193,7 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed,
 
 /* Close a port we probed and remove its device. */
 static void
-port_detach(uint16_t port_id)
+port_detach_now(uint16_t port_id)
 {
 	struct rte_eth_dev_info di;
 	struct rte_device *dev = NULL;
@@ -201,6 +203,49 @@ port_detach(uint16_t port_id)
 	rte_eth_dev_close(port_id);
 	if (dev != NULL)
 		rte_dev_remove(dev);
+}
+
+struct port_detach_ctx {
+	uint16_t port_id;
+	int done;
+};
+
+static void
+port_detach_cb(void *arg)
+{
+	struct port_detach_ctx *c = arg;
+
+	port_detach_now(c->port_id);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+}
+
+/* Close and remove a device on the EAL's interrupt thread, where its
+ * driver's callbacks run: memif handles a peer's hang-up there, and a
+ * close on another thread at that moment freed what the handler was using
+ * (the quick-start demo's server crashed at exit about one run in five,
+ * inside memif's interrupt handler, while dpdat_port_free() freed the
+ * pool). The thread runs one callback at a time. If the alarm cannot be
+ * set, or does not run within 5 s, the device goes from this thread. */
+static void
+port_detach(uint16_t port_id)
+{
+	struct port_detach_ctx c = { .port_id = port_id };
+	uint64_t t0 = rte_get_timer_cycles();
+
+	if (rte_thread_is_intr() || rte_eal_alarm_set(1, port_detach_cb, &c)) {
+		port_detach_now(port_id);
+		return;
+	}
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
+		if (rte_get_timer_cycles() - t0 > 5 * rte_get_timer_hz() &&
+		    rte_eal_alarm_cancel(port_detach_cb, &c) > 0) {
+			PORT_LOG(WARNING, "port %u: the interrupt thread did not "
+				 "take the close: closing here", port_id);
+			port_detach_now(port_id);
+			return;
+		}
+		usleep(100);
+	}
 }
 
 /* True for a memif device in the client role (memif's default is server). */
