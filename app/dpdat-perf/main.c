@@ -41,7 +41,7 @@
 
 /* Long options without a short one (past any character). */
 enum {
-	OPT_DEV = 256, OPT_IP, OPT_JSON_FILE,
+	OPT_DEV = 256, OPT_IP, OPT_JSON_FILE, OPT_ENGINES,
 };
 
 static const char *const names[N_TESTS] = {
@@ -228,6 +228,9 @@ usage(void)
 	       "                        in this thread)\n"
 	       "      --go-back-n       dpdat: never selective repeat (recover\n"
 	       "                        loss as a peer that is not dpdat)\n"
+	       "      --engines N       dpdat, memif: N engines, one port queue\n"
+	       "                        each, QP i on engine i mod N; give\n"
+	       "                        both sides the same N (1)\n"
 	       "      --help-env        the DPDAT_* environment settings\n"
 	       "perftest's flags, taken so that its command lines run:\n"
 	       "  -d, --ib-dev NAME     a DPDK device (net_..., a PCI address):\n"
@@ -359,6 +362,7 @@ option(int c, const char *arg)
 	case 'T': pick_transport(arg); break;
 	case OPT_DEV: o->dev = arg; break;
 	case OPT_IP: o->ip = arg; break;
+	case OPT_ENGINES: o->engines = number(arg, "--engines", 1, 16); break;
 	case 'd': o->ibdev = arg; break;
 	case 'x': note("-x", "dpdat's GID is the port's IPv4 (--ip)"); break;
 	case 'i': note("-i", "a dpdat device has one port"); break;
@@ -451,6 +455,7 @@ parse(int argc, char **argv)
 		{ "transport", 1, NULL, 'T' }, { "dev", 1, NULL, OPT_DEV },
 		{ "ip", 1, NULL, OPT_IP }, { "port_mtu", 1, NULL, 'M' },
 		{ "cpu", 1, NULL, 'C' }, { "go-back-n", 0, NULL, 'G' },
+		{ "engines", 1, NULL, OPT_ENGINES },
 		{ "help", 0, NULL, 'h' }, { "help-env", 0, NULL, 'E' },
 		/* perftest's, for its command lines */
 		{ "bidirectional", 0, NULL, 'b' },

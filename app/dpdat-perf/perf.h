@@ -54,6 +54,7 @@ struct perf_opts {
 	int pin;		/* --cpu given */
 	unsigned int cpu;
 	int gbn;		/* --go-back-n */
+	uint32_t engines;	/* --engines, 0: one */
 	int bidir;		/* -b */
 	/* bw: WRs a post call (-l), one WR in cq_mod signalled (--cq-mod,
 	 * perftest's default once parsed) */

@@ -8,6 +8,11 @@
  * parameters travel in every REQ, the server's buffer in every REP. One CQ
  * for every QP, made with the first QP, once -q and -t are known: up to
  * 1024 QPs (the device's QP table is made that large).
+ *
+ * --engines N: N devices on N queues of one port (the first opens it, the
+ * others share it and its registration domain), each with its CQ, CM
+ * event queue and listener; QP i lives on engine i mod N on both sides,
+ * so its REQ leaves on that queue and meets the peer's same engine.
  */
 
 #include <arpa/inet.h>
@@ -26,12 +31,17 @@
 #include "perf.h"
 #include "eal_args.h"
 
-static struct dpdat_dev *dev;
+#define MAX_ENG 16
+
+static struct dpdat_dev *devs[MAX_ENG];
+static struct dpdat_dev *dev;		/* engine 0's */
 static struct dpdat_pz *pz;
-static struct dpdat_cq *cq;
-static struct dpdat_cm_eq *eq;
+static struct dpdat_cq *cqs[MAX_ENG];
+static struct dpdat_cm_eq *eqs[MAX_ENG];
+static uint32_t neng = 1;
 static struct dpdat_qp *qps[PERF_MAX_QPS];
 static struct dpdat_cm_conn *conns[PERF_MAX_QPS];
+static uint32_t qp_eng[PERF_MAX_QPS];	/* the engine of each QP */
 static uint32_t nqp, gone;	/* QPs connected, then disconnected */
 static uint8_t *buf;
 static uint32_t key, peer_rkey;
@@ -90,9 +100,30 @@ open_dev(void)
 	dc.port.mtu = strcmp(o->ip, "auto") == 0 && !o->mtu_set ? 0 : o->mtu;
 	dc.port.link_wait_s = 30;
 	dc.go_back_n = o->gbn != 0;
-	dev = dpdat_dev_open(&dc);
+	neng = o->engines ? o->engines : 1;
+	dc.port.queues = neng;
+	dev = devs[0] = dpdat_dev_open(&dc);
 	if (dev == NULL)
 		perf_die("device %s: %s", o->dev, rte_strerror(rte_errno));
+	dc.share = dev;
+	for (uint32_t e = 1; e < neng; e++) {
+		devs[e] = dpdat_dev_open(&dc);
+		if (devs[e] == NULL)
+			perf_die("engine %u: %s", e, rte_strerror(rte_errno));
+	}
+	if (neng > 1)
+		fprintf(stderr, "dpdat-perf: %u engines on queues 0..%u of "
+			"%s; QP i on engine i mod %u\n", neng, neng - 1, o->dev,
+			neng);
+}
+
+/* Engine e's progress (every engine: e < 0). */
+static void
+run_engines(int e)
+{
+	for (uint32_t k = 0; k < neng; k++)
+		if (e < 0 || (uint32_t)e == k)
+			dpdat_dev_progress(devs[k]);
 }
 
 static void
@@ -108,8 +139,12 @@ setup(void)
 	d.virt.addr = buf;
 	d.virt.length = PERF_BUF_BYTES;
 	lmr = buf && pz ? dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL) : NULL;
-	eq = dpdat_cm_eq_create(dev, 4 * PERF_MAX_QPS);
-	if (lmr == NULL || eq == NULL)
+	for (uint32_t e = 0; e < neng; e++) {
+		eqs[e] = dpdat_cm_eq_create(devs[e], 4 * PERF_MAX_QPS);
+		if (eqs[e] == NULL)
+			lmr = NULL;
+	}
+	if (lmr == NULL)
 		perf_die("setup (memory or event queue): %s",
 			 rte_strerror(rte_errno));
 	/* before any peer can write there: -b waits on a sequence number */
@@ -121,20 +156,20 @@ setup(void)
 /* A QP takes -t work requests at once, and room for the latency tests'
  * unsignaled ones and -b's reports; the CQ, all of them together. */
 static struct dpdat_qp *
-new_qp(const struct perf_params *pr)
+new_qp(const struct perf_params *pr, uint32_t e)
 {
 	uint32_t wr = 2 * perf_max(pr->depth, 64);
+	uint32_t n = (pr->qps + neng - 1) / neng;	/* QPs an engine */
 	struct dpdat_qp_conf qc = { .pz = pz, .max_send_wr = wr,
 				    .max_recv_wr = wr };
 	struct dpdat_qp *qp;
 
-	if (cq == NULL)
-		cq = dpdat_cq_create(dev, 2 * wr * pr->qps);
-	if (cq == NULL)
-		perf_die("CQ of %u: %s", 2 * wr * pr->qps,
-			 rte_strerror(rte_errno));
-	qc.send_cq = qc.recv_cq = cq;
-	qp = dpdat_qp_create(dev, &qc);
+	if (cqs[e] == NULL)
+		cqs[e] = dpdat_cq_create(devs[e], 2 * wr * n);
+	if (cqs[e] == NULL)
+		perf_die("CQ of %u: %s", 2 * wr * n, rte_strerror(rte_errno));
+	qc.send_cq = qc.recv_cq = cqs[e];
+	qp = dpdat_qp_create(devs[e], &qc);
 	if (qp == NULL)
 		perf_die("QP %u of %u: %s", nqp + 1, pr->qps,
 			 rte_strerror(rte_errno));
@@ -142,18 +177,42 @@ new_qp(const struct perf_params *pr)
 }
 
 /* Server: accept -q connections (the first REQ says how many). */
+/* The next CM event of any engine within ms milliseconds; its engine in
+ * *e. 1, or 0 after the wait. */
+static int
+eq_wait_any(struct dpdat_cm_event *ev, uint32_t *e, unsigned int ms)
+{
+	uint64_t end;
+
+	if (neng == 1) {
+		*e = 0;
+		return dpdat_cm_eq_wait(eqs[0], ev, (int)ms) == 1;
+	}
+	end = rte_get_timer_cycles() + ms * rte_get_timer_hz() / 1000;
+	do {
+		for (uint32_t k = 0; k < neng; k++) {
+			run_engines((int)k);
+			if (dpdat_cm_eq_poll(eqs[k], ev) == 1) {
+				*e = k;
+				return 1;
+			}
+		}
+	} while (rte_get_timer_cycles() < end);
+	return 0;
+}
+
 static void
 accept_all(struct perf_params *pr, const struct perf_params *mine)
 {
 	struct dpdat_cm_event ev;
-	uint32_t up = 0;
+	uint32_t up = 0, e;
 
-	if (dpdat_cm_listen(dev, perf_opt.service, eq) == NULL)
-		perf_die("listen on %u: %s", perf_opt.service,
-			 rte_strerror(rte_errno));
+	for (e = 0; e < neng; e++)
+		if (dpdat_cm_listen(devs[e], perf_opt.service, eqs[e]) == NULL)
+			perf_die("listen on %u: %s", perf_opt.service,
+				 rte_strerror(rte_errno));
 	while (nqp == 0 || up < pr->qps) {
-		if (dpdat_cm_eq_wait(eq, &ev, nqp ? 10000 :
-				     PERF_WAIT_CLIENT_MS) != 1)
+		if (!eq_wait_any(&ev, &e, nqp ? 10000 : PERF_WAIT_CLIENT_MS))
 			perf_die("no client connected (%u of %u QPs up)", up,
 				 nqp ? pr->qps : 1);
 		if (ev.type == DPDAT_CM_ESTABLISHED) {
@@ -168,10 +227,12 @@ accept_all(struct perf_params *pr, const struct perf_params *mine)
 			memcpy(pr, ev.private_data, sizeof(*pr));
 		if (perf_params_check(pr) != 0 || nqp == pr->qps)
 			perf_die("bad parameters from the client");
-		qps[nqp] = new_qp(pr);
+		/* the REQ came in on the queue of the client's engine */
+		qps[nqp] = new_qp(pr, e);
+		qp_eng[nqp] = e;
 		conns[nqp] = ev.conn;
 		if (dpdat_cm_accept(ev.conn, qps[nqp], mine, sizeof(*mine),
-				    eq) != 0)
+				    eqs[e]) != 0)
 			perf_die("accept");
 		nqp++;
 	}
@@ -185,16 +246,17 @@ connect_one(uint32_t q, const struct perf_params *mine)
 {
 	struct dpdat_cm_event ev;
 	struct perf_params theirs;
-	uint32_t ip;
+	uint32_t ip, e = q % neng;
 
 	if (inet_pton(AF_INET, perf_opt.peer, &ip) != 1)
 		perf_die("bad server address %s", perf_opt.peer);
-	qps[q] = new_qp(mine);
+	qps[q] = new_qp(mine, e);
+	qp_eng[q] = e;
 	for (int t = 0;; t++) {
 		if (dpdat_cm_connect(qps[q], ip, perf_opt.service, mine,
-				     sizeof(*mine), eq) == NULL)
+				     sizeof(*mine), eqs[e]) == NULL)
 			perf_die("connect: %s", rte_strerror(rte_errno));
-		if (dpdat_cm_eq_wait(eq, &ev, 20000) != 1)
+		if (dpdat_cm_eq_wait(eqs[e], &ev, 20000) != 1)
 			perf_die("no answer from %s", perf_opt.peer);
 		if (ev.type == DPDAT_CM_ESTABLISHED)
 			break;
@@ -226,7 +288,7 @@ post(uint32_t q, enum perf_op op, uint32_t size, uint64_t loff, uint64_t roff,
 	int rc;
 
 	while ((rc = dpdat_post_send(qps[q], &wr)) == -ENOMEM)
-		dpdat_dev_progress(dev);
+		run_engines((int)qp_eng[q]);
 	if (rc != 0)
 		perf_die("post_send: %s", strerror(-rc));
 }
@@ -254,7 +316,7 @@ post_list(uint32_t q, enum perf_op op, uint32_t size, uint32_t n,
 	for (off = 0; off < n; off += done) {
 		rc = dpdat_post_send_burst(qps[q], wrs + off, n - off, &done);
 		if (rc == -ENOMEM)
-			dpdat_dev_progress(dev);
+			run_engines((int)qp_eng[q]);
 		else if (rc != 0)
 			perf_die("post_send_burst: %s", strerror(-rc));
 	}
@@ -276,8 +338,18 @@ post_recv(uint32_t q, uint32_t size, uint64_t id)
 static int
 poll_cq(struct perf_wc *out, int max)
 {
+	static uint32_t next;	/* engines take turns at coming first */
 	struct dpdat_wc wc[64];
-	int n = dpdat_cq_poll(cq, wc, RTE_MIN(max, 64));
+	int n = 0;
+
+	for (uint32_t k = 0; k < neng && n < RTE_MIN(max, 64); k++) {
+		struct dpdat_cq *cq = cqs[(next + k) % neng];
+		int got = cq ? dpdat_cq_poll(cq, wc + n, RTE_MIN(max, 64) - n) :
+			  0;
+
+		n += got > 0 ? got : 0;
+	}
+	next++;
 
 	for (int i = 0; i < n; i++) {
 		if (wc[i].status != DPDAT_WC_SUCCESS &&
@@ -295,7 +367,7 @@ poll_cq(struct perf_wc *out, int max)
 static void
 progress(void)
 {
-	dpdat_dev_progress(dev);
+	run_engines(-1);
 }
 
 static void
@@ -311,8 +383,9 @@ peer_gone(void)
 {
 	struct dpdat_cm_event ev;
 
-	if (dpdat_cm_eq_poll(eq, &ev) == 1)
-		count_end(&ev);
+	for (uint32_t e = 0; e < neng; e++)
+		if (dpdat_cm_eq_poll(eqs[e], &ev) == 1)
+			count_end(&ev);
 	return gone > 0;
 }
 
@@ -364,13 +437,28 @@ connect_peer(struct perf_params *pr, struct perf_info *info)
 static void
 port_counters(void)
 {
-	struct dpdat_port_stats ps;
+	struct dpdat_port_stats ps = { 0 }, one;
 	struct dpdat_qp_stats qs;
 	uint64_t rexmit = 0, tmo = 0, naks = 0, probes = 0, ign = 0, resent = 0;
 	uint64_t srtt = 0, sresent = 0, held = 0;
 
-	if (dpdat_port_stats(dpdat_dev_port(dev), &ps) != 0)
-		return;
+	/* every queue's counts; the device's own are the device's */
+	for (uint32_t e = 0; e < neng; e++) {
+		if (dpdat_port_stats(dpdat_dev_port(devs[e]), &one) != 0)
+			return;
+		ps.rx_pkts += one.rx_pkts;
+		ps.tx_pkts += one.tx_pkts;
+		ps.rx_roce += one.rx_roce;
+		ps.drop_not_ours += one.drop_not_ours;
+		ps.drop_malformed += one.drop_malformed;
+		ps.drop_bad_hdr += one.drop_bad_hdr;
+		ps.drop_icrc += one.drop_icrc;
+		ps.drop_tx_full += one.drop_tx_full + one.drop_steer_full;
+		ps.rx_steered += one.rx_steered;
+		ps.dev_imissed = one.dev_imissed;
+		ps.dev_ierrors = one.dev_ierrors;
+		ps.dev_oerrors = one.dev_oerrors;
+	}
 	for (uint32_t q = 0; q < nqp; q++)
 		if (dpdat_qp_stats(qps[q], &qs) == 0) {
 			rexmit += qs.retransmits;
@@ -390,13 +478,14 @@ port_counters(void)
 		PRIu64 "; QPs: retransmits %" PRIu64 " timeouts %" PRIu64
 		" NAKs %" PRIu64 " (%" PRIu64 " repeats ignored) probes %"
 		PRIu64 " packets resent %" PRIu64 " (%" PRIu64 " on SACKs) "
-		"held %" PRIu64 " srtt %.1f us\n",
+		"held %" PRIu64 " srtt %.1f us; handed between engines %"
+		PRIu64 "\n",
 		perf_opt.server ? "server" : "client",
 		ps.rx_pkts, ps.tx_pkts, ps.rx_roce, ps.drop_not_ours,
 		ps.drop_malformed, ps.drop_bad_hdr, ps.drop_icrc,
 		ps.drop_tx_full, ps.dev_imissed, ps.dev_ierrors, ps.dev_oerrors,
 		rexmit, tmo, naks, ign, probes, resent, sresent, held,
-		srtt / 1e3);
+		srtt / 1e3, ps.rx_steered);
 }
 
 static void
@@ -404,15 +493,16 @@ finish(void)
 {
 	struct dpdat_cm_event ev;
 	uint64_t t0;
+	uint32_t e;
 
 	for (uint32_t q = 0; !perf_opt.server && q < nqp; q++)
 		if (dpdat_cm_disconnect(conns[q], NULL, 0) != 0)
 			perf_die("disconnect");
-	while (gone < nqp && dpdat_cm_eq_wait(eq, &ev, 10000) == 1)
+	while (gone < nqp && eq_wait_any(&ev, &e, 10000) == 1)
 		count_end(&ev);
 	for (t0 = rte_get_timer_cycles();
 	     rte_get_timer_cycles() - t0 < rte_get_timer_hz() / 5; )
-		dpdat_dev_progress(dev);
+		run_engines(-1);
 	port_counters();
 }
 

@@ -40,6 +40,10 @@ struct dpdat_port_conf {
 	/** Seconds to wait for the link to come up (and, for a memif client, for
 	 *  its server to accept); 0 means do not wait. */
 	unsigned int link_wait_s;
+	/** Queues of the device, one per engine (dpdat_port_attach() gives
+	 *  queues 1 and up); 0 means 1, at most 16. memif only for now: each
+	 *  side's queue i meets the other's queue i. */
+	unsigned int queues;
 };
 
 /** Port attributes (dpdat_port_query()). */
@@ -76,6 +80,10 @@ struct dpdat_port_stats {
 	 *  full, a NIC's queue), receive errors, transmit errors, receive
 	 *  mbuf allocation failures. Losses dpdat never sees. */
 	uint64_t dev_imissed, dev_ierrors, dev_oerrors, dev_rx_nombuf;
+	/** Several queues (dpdat_port_attach()): RoCEv2 frames that arrived
+	 *  here for a QP of another queue, handed to it; and those dropped
+	 *  because its steering ring was full. */
+	uint64_t rx_steered, drop_steer_full;
 };
 
 /** One entry of the ARP neighbour table (dpdat_port_neighbours()). */
@@ -116,9 +124,30 @@ struct dpdat_port *
 dpdat_port_create(const struct dpdat_port_conf *conf);
 
 /**
- * Stop and close a port, releasing the device it probed.
+ * A port on the next free queue of the device that first brought up (made
+ * with dpdat_port_conf.queues > 1): the same link, address and MTU, its
+ * own pool, counters, faults and neighbour table, for another engine. A
+ * RoCEv2 frame that arrives on one queue for a QP of another is handed to
+ * that queue (QP numbers carry their queue).
  *
- * @return 0, -EBADF (not a port).
+ * @return The port, or NULL with rte_errno EBADF (first is no port, or
+ *   not a device's queue 0), ENOSPC (every queue is taken), ENOMEM.
+ */
+struct dpdat_port *
+dpdat_port_attach(struct dpdat_port *first);
+
+/** The device queue a port uses (0 unless it came from
+ *  dpdat_port_attach()); -EBADF. */
+int
+dpdat_port_queue(const struct dpdat_port *port);
+
+/**
+ * Stop and close a port, releasing the device it probed. A port made by
+ * dpdat_port_attach() lets go of its queue only; the device's queue 0 goes
+ * last.
+ *
+ * @return 0, -EBADF (not a port), -EBUSY (queue 0 while other queues of
+ *   its device are attached).
  */
 int
 dpdat_port_free(struct dpdat_port *port);

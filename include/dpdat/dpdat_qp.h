@@ -54,15 +54,24 @@ struct dpdat_dev_conf {
 	/** Never offer or accept selective repeat (DPDAT_QP_EXT_SACK): every
 	 *  QP speaks go-back-N, as with a peer that is not dpdat. */
 	bool go_back_n;
+	/** Another engine on the same link: NULL, or an open device whose
+	 *  port was made with several queues (port.queues > 1). This device
+	 *  then takes the next free queue of that port (port is ignored) and
+	 *  shares that device's registration domain (mr is ignored), so PZs
+	 *  and LMRs serve the QPs of both; its QPs, CQs, SRQs, CM and engine
+	 *  are its own. share closes last. */
+	struct dpdat_dev *share;
 };
 
 /**
  * Open a device: bring up its port, create its registration domain and start
  * its engine.
  *
- * @return The device, or NULL with rte_errno as dpdat_port_create() or
+ * @return The device, or NULL with rte_errno as dpdat_port_create(),
+ *   dpdat_port_attach() (share: ENOSPC when every queue is taken) or
  *   dpdat_mr_domain_create(), or EINVAL (also: pin_cpu with a CPU the
- *   process may not run on).
+ *   process may not run on; share not an open device, or its port of a
+ *   single queue; max_qps above 2^20 - 16 on a port of several queues).
  */
 struct dpdat_dev *
 dpdat_dev_open(const struct dpdat_dev_conf *conf);
@@ -70,7 +79,8 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf);
 /**
  * Close a device with no QPs, CQs or SRQs left.
  *
- * @return 0, -EBADF, -EBUSY (QPs, CQs or SRQs remain).
+ * @return 0, -EBADF, -EBUSY (QPs, CQs or SRQs remain, or devices opened
+ *   with share pointing at this one are still open).
  */
 int
 dpdat_dev_close(struct dpdat_dev *dev);

@@ -110,7 +110,7 @@ dev_engine_thread(void *arg)
 		 * the domain) until the next burst: ask it, when idle */
 		if (idle != 0 && __atomic_load_n(&dev->zc_rd_out,
 						 __ATOMIC_RELAXED) != 0)
-			rte_eth_tx_done_cleanup(dev->port->port_id, 0, 0);
+			rte_eth_tx_done_cleanup(dev->port->port_id, dev->port->queue, 0);
 		rc_unlock_engine(dev);
 		/* a zero-copy READ response the device still holds reads
 		 * registered memory: no quiescent state (and no going
@@ -213,6 +213,20 @@ dev_engine_start(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	return 0;
 }
 
+/* The device's port goes: a queue of share's, or its own. */
+static void
+dev_port_free(struct dpdat_dev *dev)
+{
+	if (dev->share == NULL) {
+		dpdat_port_free(dev->port);
+		return;
+	}
+	pthread_mutex_lock(&dev->share->lock);
+	dpdat_port_free(dev->port);
+	dev->share->n_sharers--;
+	pthread_mutex_unlock(&dev->share->lock);
+}
+
 struct dpdat_dev *
 dpdat_dev_open(const struct dpdat_dev_conf *conf)
 {
@@ -221,7 +235,11 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 
 	if (conf == NULL || conf->progress > DPDAT_PROGRESS_INLINE ||
 	    conf->max_qps > (1u << 20) ||
-	    (conf->pin_cpu && !dev_cpu_allowed(conf->cpu))) {
+	    (conf->pin_cpu && !dev_cpu_allowed(conf->cpu)) ||
+	    (conf->share != NULL && (conf->share->magic != RC_MAGIC_DEV ||
+				     conf->share->share != NULL)) ||
+	    ((conf->share != NULL || conf->port.queues > 1) &&
+	     conf->max_qps > (1u << PORT_QPN_QUEUE_SHIFT) - RC_QPN_BASE)) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -231,7 +249,9 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		return NULL;
 	}
 	dev->run = dev_run;
-	dev->dom = dpdat_mr_domain_create(&conf->mr);
+	dev->share = conf->share;
+	dev->dom = dev->share != NULL ? dev->share->dom :
+		   dpdat_mr_domain_create(&conf->mr);
 	if (dev->dom == NULL) {
 		ret = rte_errno;
 		goto err_free;
@@ -239,7 +259,15 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 	ret = -dpdat_mr_reader_register(dev->dom, &dev->reader);
 	if (ret != 0)
 		goto err_dom;
-	dev->port = dpdat_port_create(&conf->port);
+	if (dev->share != NULL) {
+		pthread_mutex_lock(&dev->share->lock);
+		dev->port = dpdat_port_attach(dev->share->port);
+		if (dev->port != NULL)
+			dev->share->n_sharers++;
+		pthread_mutex_unlock(&dev->share->lock);
+	} else {
+		dev->port = dpdat_port_create(&conf->port);
+	}
 	if (dev->port == NULL) {
 		ret = rte_errno;
 		goto err_reader;
@@ -270,15 +298,16 @@ err_cm:
 	cm_dev_free(dev);
 err_rc:
 	rc_dev_drain(dev);
-	dpdat_port_free(dev->port);
+	dev_port_free(dev);
 	rc_dev_fini(dev);
 	goto err_reader;
 err_port:
-	dpdat_port_free(dev->port);
+	dev_port_free(dev);
 err_reader:
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 err_dom:
-	dpdat_mr_domain_free(dev->dom);
+	if (dev->share == NULL)
+		dpdat_mr_domain_free(dev->dom);
 err_free:
 	free(dev);
 	rte_errno = ret;
@@ -291,7 +320,8 @@ dpdat_dev_close(struct dpdat_dev *dev)
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
 		return -EBADF;
 	pthread_mutex_lock(&dev->lock);
-	if (dev->n_qps != 0 || dev->n_cqs != 0 || dev->n_srqs != 0) {
+	if (dev->n_qps != 0 || dev->n_cqs != 0 || dev->n_srqs != 0 ||
+	    dev->n_sharers != 0) {
 		pthread_mutex_unlock(&dev->lock);
 		return -EBUSY;
 	}
@@ -304,12 +334,12 @@ dpdat_dev_close(struct dpdat_dev *dev)
 	}
 	rc_dev_drain(dev);
 	cm_dev_free(dev);
-	dpdat_port_free(dev->port);	/* the device lets go of its mbufs */
+	dev_port_free(dev);		/* the device lets go of its mbufs */
 	rc_dev_fini(dev);		/* then the zero-copy buffers go */
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 	/* PZs left by the consumer keep the domain; say so rather than leak
 	 * silently */
-	if (dpdat_mr_domain_free(dev->dom) != 0)
+	if (dev->share == NULL && dpdat_mr_domain_free(dev->dom) != 0)
 		DEV_LOG(WARNING, "device closed with protection zones left");
 	free(dev);
 	return 0;

@@ -145,7 +145,7 @@ dpdat_port_capture_start(struct dpdat_port *p, const char *path)
 		return -ENOMEM;
 	}
 	p->cap = c;
-	p->cap_rx_cb = rte_eth_add_rx_callback(p->port_id, 0, capture_rx_cb,
+	p->cap_rx_cb = rte_eth_add_rx_callback(p->port_id, p->queue, capture_rx_cb,
 					       p);
 	if (p->cap_rx_cb == NULL) {
 		ret = -rte_errno;

@@ -160,7 +160,7 @@ port_guarded_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	}
 	g.port_id = p->port_id;
 	guard_cur = &g;
-	nb = rte_eth_rx_burst(p->port_id, 0, pkts, n);
+	nb = rte_eth_rx_burst(p->port_id, p->queue, pkts, n);
 	guard_cur = NULL;
 	return nb;
 }
@@ -179,7 +179,7 @@ guard_tx_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	}
 	g.port_id = p->port_id;
 	guard_cur = &g;
-	nb = rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	nb = rte_eth_tx_burst(p->port_id, p->queue, pkts, n);
 	guard_cur = NULL;
 	return nb;
 }

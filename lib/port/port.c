@@ -362,6 +362,7 @@ port_start(struct dpdat_port *p, const char *device, unsigned int wait_s)
 static int
 port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 {
+	const uint16_t nq = p->grp != NULL ? p->grp->nq : 1;
 	struct rte_eth_conf conf = { 0 };
 	struct rte_eth_dev_info di;
 	uint32_t dev_mtu;
@@ -395,18 +396,21 @@ port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 		conf.rxmode.mtu = p->mtu;
 	}
 	port_steer_isolate(p);
-	ret = rte_eth_dev_configure(p->port_id, 1, 1, &conf);
+	ret = rte_eth_dev_configure(p->port_id, nq, nq, &conf);
 	if (ret < 0)
 		return ret;
-	ret = rte_eth_rx_queue_setup(p->port_id, 0, PORT_RING_SIZE,
-				     rte_eth_dev_socket_id(p->port_id), NULL,
-				     p->pool);
-	if (ret < 0)
-		return ret;
-	ret = rte_eth_tx_queue_setup(p->port_id, 0, PORT_RING_SIZE,
-				     rte_eth_dev_socket_id(p->port_id), NULL);
-	if (ret < 0)
-		return ret;
+	for (uint16_t q = 0; q < nq; q++) {
+		ret = rte_eth_rx_queue_setup(p->port_id, q, PORT_RING_SIZE,
+					     rte_eth_dev_socket_id(p->port_id),
+					     NULL, q ? p->grp->pool[q] : p->pool);
+		if (ret < 0)
+			return ret;
+		ret = rte_eth_tx_queue_setup(p->port_id, q, PORT_RING_SIZE,
+					     rte_eth_dev_socket_id(p->port_id),
+					     NULL);
+		if (ret < 0)
+			return ret;
+	}
 	ret = rte_eth_macaddr_get(p->port_id, &p->mac);
 	if (ret < 0)
 		return ret;
@@ -498,6 +502,29 @@ port_identity(struct dpdat_port *p, const struct dpdat_port_conf *conf,
 	return 0;
 }
 
+int
+port_env_apply(struct dpdat_port *p)
+{
+	int ret;
+
+	if (dpdat_env_str("DPDAT_FAULT") != NULL) {
+		struct dpdat_fault_conf fc;
+
+		ret = dpdat_fault_parse(dpdat_env_str("DPDAT_FAULT"), &fc);
+		if (ret == 0)
+			ret = dpdat_port_set_faults(p, &fc);
+		if (ret < 0)
+			return ret;
+	}
+	/* one file, one writer: queue 0's (the others' with
+	 * dpdat_port_capture_start() and files of their own) */
+	if (p->queue == 0 && dpdat_env_str("DPDAT_PCAP") != NULL &&
+	    dpdat_port_capture_start(p, dpdat_env_str("DPDAT_PCAP")) != 0)
+		PORT_LOG(WARNING, "%s: DPDAT_PCAP=%s: no capture", p->name,
+			 dpdat_env_str("DPDAT_PCAP"));
+	return 0;
+}
+
 struct dpdat_port *
 dpdat_port_create(const struct dpdat_port_conf *conf)
 {
@@ -512,7 +539,8 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	if (conf == NULL || conf->device == NULL ||
 	    (conf->ipv4 != NULL && strcmp(conf->ipv4, "auto") != 0 &&
 	     inet_pton(AF_INET, conf->ipv4, &a) != 1) ||
-	    (conf->mtu != 0 && conf->mtu < 576)) {
+	    (conf->mtu != 0 && conf->mtu < 576) ||
+	    conf->queues > PORT_MAX_QUEUES) {
 		rte_errno = EINVAL;
 		return NULL;
 	}
@@ -553,6 +581,21 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		ret = -ENOMEM;
 		goto err_detach;
 	}
+	if (conf->queues > 1) {
+		/* RSS, af_xdp channels, af_packet fanout and the kernel's
+		 * share of the traffic are not wired to queues yet */
+		if (strcmp(p->driver, "net_memif") != 0) {
+			PORT_LOG(ERR, "%s: %u queues: only memif gives dpdat "
+				 "several queues so far", p->name,
+				 conf->queues);
+			ret = -ENOTSUP;
+			goto err_pool;
+		}
+		ret = port_group_create(p, conf->queues,
+					conf->n_mbufs ? conf->n_mbufs : 8191);
+		if (ret < 0)
+			goto err_pool;
+	}
 	ret = port_configure(p, devargs, conf->link_wait_s);
 	if (ret < 0) {
 		PORT_LOG(ERR, "%s: configure: %s", p->name, rte_strerror(-ret));
@@ -576,21 +619,11 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		}
 	}
 	p->magic = PORT_MAGIC;
-	if (dpdat_env_str("DPDAT_FAULT") != NULL) {
-		struct dpdat_fault_conf fc;
-
-		ret = dpdat_fault_parse(dpdat_env_str("DPDAT_FAULT"), &fc);
-		if (ret == 0)
-			ret = dpdat_port_set_faults(p, &fc);
-		if (ret < 0) {
-			p->magic = 0;
-			goto err_stop;
-		}
+	ret = port_env_apply(p);
+	if (ret < 0) {
+		p->magic = 0;
+		goto err_stop;
 	}
-	if (dpdat_env_str("DPDAT_PCAP") != NULL &&
-	    dpdat_port_capture_start(p, dpdat_env_str("DPDAT_PCAP")) != 0)
-		PORT_LOG(WARNING, "%s: DPDAT_PCAP=%s: no capture", p->name,
-			 dpdat_env_str("DPDAT_PCAP"));
 	port_telemetry_add(p);
 	inet_ntop(AF_INET, &p->ip, addr, sizeof(addr));
 	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u%s%s",
@@ -606,6 +639,7 @@ err_pool:
 	/* the device first: af_xdp's kernel socket writes into the pool */
 	if (p->probed)
 		port_detach(p->port_id);
+	port_group_free(p->grp);
 	rte_mempool_free(p->pool);
 	goto err_free;
 err_detach:
@@ -624,9 +658,17 @@ dpdat_port_free(struct dpdat_port *p)
 {
 	if (p == NULL || p->magic != PORT_MAGIC)
 		return -EBADF;
+	if (port_queue_detach(p) != 0)
+		return -EBUSY;
 	port_telemetry_del(p);
 	if (p->cap != NULL)
 		dpdat_port_capture_stop(p);
+	if (p->queue != 0) {		/* attached: the queue alone */
+		p->magic = 0;
+		port_fault_release(p);
+		free(p);
+		return 0;
+	}
 	port_steer_remove(p);
 	p->magic = 0;
 	port_fault_release(p);
@@ -635,6 +677,7 @@ dpdat_port_free(struct dpdat_port *p)
 	rte_eth_dev_stop(p->port_id);
 	if (p->probed)
 		port_detach(p->port_id);
+	port_group_free(p->grp);
 	rte_mempool_free(p->pool);
 	if (p->xdp_lock >= 0)
 		close(p->xdp_lock);	/* after the detach took the program */
@@ -759,20 +802,22 @@ port_rx_one(struct dpdat_port *p, struct rte_mbuf *m)
 		return false;
 	}
 	p->st.rx_roce++;
+	if (unlikely(p->grp != NULL) && port_steer_other(p, m))
+		return false;
 	return true;
 }
 
 uint16_t
 port_dev_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	return rte_eth_rx_burst(p->port_id, 0, pkts, n);
+	return rte_eth_rx_burst(p->port_id, p->queue, pkts, n);
 }
 
 uint16_t
 port_dev_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
 	const uint64_t bytes = port_tx_bytes(pkts, n);
-	uint16_t sent = rte_eth_tx_burst(p->port_id, 0, pkts, n);
+	uint16_t sent = rte_eth_tx_burst(p->port_id, p->queue, pkts, n);
 
 	port_tx_count(p, pkts, n, sent, bytes);
 	return sent;
@@ -797,7 +842,7 @@ port_rx_cb_remove(struct dpdat_port *p, const struct rte_eth_rxtx_callback **cb)
 		return;
 	/* DPDK unlinks it and leaves the memory to us, for when no burst
 	 * can be reading it: now */
-	if (rte_eth_remove_rx_callback(p->port_id, 0, *cb) == 0)
+	if (rte_eth_remove_rx_callback(p->port_id, p->queue, *cb) == 0)
 		rte_free((void *)(uintptr_t)*cb);
 	*cb = NULL;
 }
@@ -807,10 +852,18 @@ port_rx_cb_remove(struct dpdat_port *p, const struct rte_eth_rxtx_callback **cb)
 uint16_t
 port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 {
-	uint16_t i, nb, out = 0;
+	uint16_t i, end, out = 0;
 
-	nb = p->rx_burst(p, pkts, RTE_MIN(n, PORT_BURST));
-	for (i = 0; i < nb; i++)
+	n = RTE_MIN(n, PORT_BURST);
+	if (unlikely(p->grp != NULL)) {
+		/* what other queues received for this one's QPs comes
+		 * first, classified already */
+		out = port_steer_in(p, pkts, n);
+		if (out == n)
+			return out;
+	}
+	end = out + p->rx_burst(p, pkts + out, n - out);
+	for (i = out; i < end; i++)
 		if (port_rx_one(p, pkts[i]))
 			pkts[out++] = pkts[i];
 	return out;

@@ -25,6 +25,7 @@
 #include <rte_ether.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include <dpdat/dpdat_port.h>
 
@@ -40,6 +41,12 @@ extern int dpdat_port_logtype;
 #define PORT_ARP_TRIES	5
 #define PORT_NEIGH_TTL_S 300
 #define PORT_NEIGH_FAILED_MS 1000	/* a failure is remembered this long */
+/* Queues of one device (queues.c): one engine each. A QP number carries
+ * its queue above this bit, so any queue that receives a frame knows
+ * whose it is. */
+#define PORT_MAX_QUEUES	16
+#define PORT_QPN_QUEUE_SHIFT 20
+#define PORT_STEER_RING	1024
 
 /* Offset of the BTH in a frame dpdat builds or accepts. */
 #define PORT_HDR_LEN (sizeof(struct rte_ether_hdr) + \
@@ -69,6 +76,17 @@ struct port_fault {
 struct dpdat_port;
 struct rte_eth_rxtx_callback;
 
+/* The queues of one device (queues.c). Queue 0's port brought the device
+ * up and goes last; the others attach to it. A frame for another queue's
+ * QP goes to that queue's steering ring (several producers, one consumer:
+ * its engine). Rings and pools live as long as the group. */
+struct port_group {
+	uint16_t nq;
+	struct dpdat_port *q[PORT_MAX_QUEUES];	/* NULL: not attached */
+	struct rte_ring *steer[PORT_MAX_QUEUES];
+	struct rte_mempool *pool[PORT_MAX_QUEUES];
+};
+
 /* A burst of the port: the device's (plain or guarded), or a transmit path
  * with optional work. Returns the number of frames taken. */
 typedef uint16_t (*port_burst_t)(struct dpdat_port *p, struct rte_mbuf **pkts,
@@ -77,6 +95,8 @@ typedef uint16_t (*port_burst_t)(struct dpdat_port *p, struct rte_mbuf **pkts,
 struct dpdat_port {
 	uint32_t magic;
 	uint16_t port_id;
+	uint16_t queue;		/* the device's queue this port uses */
+	struct port_group *grp;	/* NULL: the device's only queue */
 	bool probed;		/* we probed the device: we detach it */
 	char name[64];
 	struct rte_ether_addr mac;
@@ -127,6 +147,28 @@ uint16_t port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n);
 /* The classification of port_rx for one frame: true when m is a RoCEv2
  * frame for the engine, false when it was consumed (ARP) or dropped. */
 bool port_rx_one(struct dpdat_port *p, struct rte_mbuf *m);
+
+/* queues.c. Before configure: the group of conf->queues (> 1) queues,
+ * with a pool and a steering ring each (queue 0's pool is p->pool). */
+int port_group_create(struct dpdat_port *p, unsigned int nq,
+		      unsigned int n_mbufs);
+/* After the last queue went: the rings (and what they hold), the pools. */
+void port_group_free(struct port_group *g);
+/* DPDAT_FAULT and DPDAT_PCAP, on a port just made; -errno. */
+int port_env_apply(struct dpdat_port *p);
+/* Before a port of a group goes: its queue is free again; -EBUSY for a
+ * queue 0 whose device still has other queues attached. */
+int port_queue_detach(struct dpdat_port *p);
+/* m (a RoCEv2 frame, classified) is for another queue's QP: hand it over
+ * (true: m is no longer the caller's). */
+bool port_steer_other(struct dpdat_port *p, struct rte_mbuf *m);
+/* Frames other queues handed to this one, up to n. */
+static inline uint16_t
+port_steer_in(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
+{
+	return (uint16_t)rte_ring_sc_dequeue_burst(p->grp->steer[p->queue],
+						   (void **)pkts, n, NULL);
+}
 
 /* Transmit; frames the device refuses are freed and counted. Returns the
  * number sent. */

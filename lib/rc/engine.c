@@ -123,8 +123,8 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 	const uint32_t qpn = roce_bth_qpn(bth);
 	struct dpdat_qp *qp;
 
-	if (qpn < RC_QPN_BASE || qpn - RC_QPN_BASE >= dev->max_qps ||
-	    (qp = dev->qps[qpn - RC_QPN_BASE]) == NULL ||
+	if (qpn < dev->qpn_base || qpn - dev->qpn_base >= dev->max_qps ||
+	    (qp = dev->qps[qpn - dev->qpn_base]) == NULL ||
 	    (qp->state != DPDAT_QPS_RTR && qp->state != DPDAT_QPS_RTS)) {
 		dev->port->st.drop_no_qp++;
 		return;
@@ -314,6 +314,8 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	int ret;
 
 	dev->max_qps = conf->max_qps ? conf->max_qps : 1024;
+	dev->qpn_base = RC_QPN_BASE +
+		((uint32_t)dev->port->queue << PORT_QPN_QUEUE_SHIFT);
 	/* QP numbers are not the first thing a stranger guesses right */
 	dev->next_qpn = (uint32_t)(rte_rand() % dev->max_qps);
 	dev->qps = calloc(dev->max_qps, sizeof(*dev->qps));

@@ -130,7 +130,7 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 		return NULL;
 	}
 	dev->next_qpn = idx + 1;
-	qp->qpn = RC_QPN_BASE + idx;
+	qp->qpn = dev->qpn_base + idx;
 	/* the UDP source port spreads QPs over RSS queues, as rxe does */
 	qp->sport = 0xc000 | (rte_jhash_1word(qp->qpn, 0) & 0x3fff);
 	qp->scq->users++;
@@ -458,7 +458,7 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	for (t0 = rte_get_tsc_cycles(); qp->sq_head != qp->sq_tail &&
 	     rte_get_tsc_cycles() - t0 < rte_get_tsc_hz(); ) {
 		/* under the engine: a transmit queue is not thread safe */
-		rte_eth_tx_done_cleanup(dev->port->port_id, 0, 0);
+		rte_eth_tx_done_cleanup(dev->port->port_id, dev->port->queue, 0);
 		rc_unlock_engine(dev);
 		rte_pause();
 		rc_lock_engine(dev);
@@ -474,7 +474,7 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	}
 	if (dev->qp_gone != NULL)	/* a connection may outlive its QP */
 		dev->qp_gone(dev->qp_gone_ctx, qp);
-	dev->qps[qp->qpn - RC_QPN_BASE] = NULL;
+	dev->qps[qp->qpn - qp->dev->qpn_base] = NULL;
 	rc_work_remove(qp);
 	if (qp->on_ack_list) {
 		struct dpdat_qp **pp = &dev->ack_list;

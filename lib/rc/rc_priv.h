@@ -314,6 +314,10 @@ struct dpdat_dev {
 	struct dpdat_port *port;
 	struct dpdat_mr_domain *dom;
 	unsigned int reader;
+	/* another engine of the same port (dpdat_dev_conf.share): its port
+	 * is a queue of share's device, its domain share's */
+	struct dpdat_dev *share;
+	uint32_t n_sharers;	/* devices sharing this one; under lock */
 	enum dpdat_progress progress;
 	uint32_t busy;		/* progress flag: who runs the engine */
 	pthread_t thread;
@@ -322,7 +326,10 @@ struct dpdat_dev {
 	uint64_t epoch;		/* engine iterations */
 	pthread_mutex_t lock;	/* control path: create/free */
 	uint32_t max_qps;
-	struct dpdat_qp **qps;	/* by qpn - RC_QPN_BASE; engine reads */
+	/* QP numbers start here: RC_QPN_BASE, above the port's queue (a
+	 * device of several queues tells whose a frame is by its QPN) */
+	uint32_t qpn_base;
+	struct dpdat_qp **qps;	/* by qpn - qpn_base; engine reads */
 	struct dpdat_qp **active;	/* the n_qps live QPs */
 	/* The engine visits only QPs with something to do: those on the work
 	 * list (engine only), which a QP joins when a posting thread rings its

@@ -24,6 +24,8 @@ h_now(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+unsigned int h_queues;
+
 struct dpdat_dev *
 h_open(int server, const char *sock, uint16_t mtu,
        enum dpdat_progress progress)
@@ -51,6 +53,7 @@ h_open(int server, const char *sock, uint16_t mtu,
 		dc.port.mtu = 0;
 	}
 	dc.port.link_wait_s = 20;
+	dc.port.queues = h_queues;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL)
 		H_FAIL("dev_open: %s", rte_strerror(rte_errno));

@@ -24,6 +24,8 @@ extern const char *h_role;	/* "server" or "client", for messages */
 /* EAL + device on one end of the memif at sock (server: 198.18.0.1);
  * h_after_eal, when set, runs between the two. */
 extern void (*h_after_eal)(void);
+/* Queues of the port h_open() brings up (dpdat_port_conf.queues). */
+extern unsigned int h_queues;
 struct dpdat_dev *h_open(int server, const char *sock, uint16_t mtu,
 			 enum dpdat_progress progress);
 
