@@ -116,6 +116,23 @@ run raw write_lat 1 2
 run dpdat write_bw 64 65536
 run dpdat read_bw 64 65536
 
+# two engines a side (--engines: QP i on engine i mod 2 on both sides):
+# every QP's CM request met the peer's engine of the same queue, so no
+# frame changes engine
+for t in write_bw read_bw send_bw; do
+	xs=(--engines 2) xc=(--engines 2)
+	run dpdat $t 5 65536
+	xs=() xc=()
+	for log in cli srv; do
+		if ! grep -q "2 engines on queues 0..1" "$dir/$log.log" ||
+		   ! grep -q "handed between engines 0$" "$dir/$log.log"; then
+			echo "dpdat $t --engines 2: the $log did not run two engines, or frames changed engine"
+			grep -h "engines" "$dir/$log.log"
+			status=1
+		fi
+	done
+done
+
 # json_keys FILE bw|lat [bidir]: dpdat's keys and perftest's, agreeing
 json_keys() {
 	/usr/bin/python3 - "$@" <<'PY'

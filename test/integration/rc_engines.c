@@ -96,9 +96,21 @@ open_all(int server, const char *sock)
 	if (dpdat_dev_open(&dc) != NULL || rte_errno != ENOSPC)
 		H_FAIL("a third engine on two queues: %s",
 		       rte_strerror(rte_errno));
-	/* the first goes last */
-	if (dpdat_dev_close(dev[0]) != -EBUSY)
-		H_FAIL("device 0 closed under device 1");
+	/* the first goes last; a sharer's own share is refused */
+	if (dpdat_dev_close(dev[0]) != -EBUSY ||
+	    dpdat_port_free(dpdat_dev_port(dev[0])) != -EBUSY)
+		H_FAIL("device 0 or its port closed under device 1");
+	if (dpdat_port_attach(dpdat_dev_port(dev[1])) != NULL ||
+	    rte_errno != EBADF)
+		H_FAIL("a queue attached to queue 1");
+	dc.share = dev[1];
+	if (dpdat_dev_open(&dc) != NULL || rte_errno != EINVAL)
+		H_FAIL("a device sharing a sharer");
+	dc.share = dev[0];
+	dc.max_qps = 1u << 20;
+	if (dpdat_dev_open(&dc) != NULL || rte_errno != EINVAL)
+		H_FAIL("2^20 QPs on a queue");
+	dc.max_qps = 0;
 	pz = dpdat_pz_create(dpdat_dev_domain(dev[0]));
 	if (pz == NULL || dpdat_dev_domain(dev[1]) != dpdat_dev_domain(dev[0]))
 		H_FAIL("shared domain");

@@ -246,11 +246,43 @@ test_capture(void)
 	CU_ASSERT_EQUAL(st.captured, st0.captured + 6);
 }
 
+/* Several queues: memif only; a port of one queue has none to attach. */
+static void
+test_queues_refused(void)
+{
+	struct dpdat_port_conf pc = { .ipv4 = "198.18.3.1" };
+	struct dpdat_port_info pi;
+	unsigned int sizes[4];
+
+	CU_ASSERT_EQUAL_FATAL(dpdat_port_query(port, &pi), 0);
+	pc.device = pi.name;
+	pc.queues = 17;
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_port_create(&pc));
+	CU_ASSERT_EQUAL(rte_errno, EINVAL);
+	pc.queues = 2;		/* net_ring: no queues of dpdat's yet */
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_port_create(&pc));
+	CU_ASSERT_EQUAL(rte_errno, ENOTSUP);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_port_attach(port));
+	CU_ASSERT_EQUAL(rte_errno, EBADF);
+	rte_errno = 0;
+	CU_ASSERT_PTR_NULL(dpdat_port_attach(NULL));
+	CU_ASSERT_EQUAL(rte_errno, EBADF);
+	CU_ASSERT_EQUAL(dpdat_port_queue(port), 0);
+	CU_ASSERT_EQUAL(dpdat_port_queue(NULL), -EBADF);
+	/* the port still works */
+	CU_ASSERT_EQUAL_FATAL(arrive(2), 0);
+	CU_ASSERT_EQUAL(drain(sizes, 4), 2);
+}
+
 static CU_TestInfo burst_tests[] = {
 	{ "faults off: a full burst", test_full_burst },
 	{ "receive duplicates: all made, counted", test_rx_dup },
 	{ "transmit duplicates: all taken, all sent", test_tx_dup },
 	{ "capture: what the wire carried, then nothing", test_capture },
+	{ "queues: memif only, none to attach to one", test_queues_refused },
 	CU_TEST_INFO_NULL,
 };
 
