@@ -40,6 +40,7 @@ struct perf_params {
 	uint64_t addr;
 	uint32_t rkey;
 	uint32_t bidir;		/* -b: the server streams too */
+	uint32_t engines;	/* dpdat --engines: the server must match */
 } __attribute__((packed));
 
 /* The command line. */

@@ -75,6 +75,9 @@ open_dev(void)
 	struct perf_opts *o = &perf_opt;
 	static char devargs[256];
 
+	/* a pool of 8191 jumbo mbufs (about 38 MB) per engine's queue */
+	if (o->engines > 1)
+		ec.mem_mb += 48 * (o->engines - 1);
 	app_eal_conf(&ec);
 	if (dpdat_eal_init(&ec) < 0)
 		perf_die("EAL initialisation failed");
@@ -225,6 +228,10 @@ accept_all(struct perf_params *pr, const struct perf_params *mine)
 			perf_die("a request without test parameters");
 		if (nqp == 0)
 			memcpy(pr, ev.private_data, sizeof(*pr));
+		if (RTE_MAX(pr->engines, 1u) != neng)
+			perf_die("the client runs %u engine(s), this server %u: "
+				 "give both the same --engines",
+				 RTE_MAX(pr->engines, 1u), neng);
 		if (perf_params_check(pr) != 0 || nqp == pr->qps)
 			perf_die("bad parameters from the client");
 		/* the REQ came in on the queue of the client's engine */
@@ -405,6 +412,7 @@ connect_peer(struct perf_params *pr, struct perf_info *info)
 
 	mine.addr = (uintptr_t)buf;
 	mine.rkey = key;
+	mine.engines = neng;
 	if (perf_opt.server)
 		accept_all(pr, &mine);
 	else

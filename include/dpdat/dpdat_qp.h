@@ -70,8 +70,9 @@ struct dpdat_dev_conf {
  * @return The device, or NULL with rte_errno as dpdat_port_create(),
  *   dpdat_port_attach() (share: ENOSPC when every queue is taken) or
  *   dpdat_mr_domain_create(), or EINVAL (also: pin_cpu with a CPU the
- *   process may not run on; share not an open device, or its port of a
- *   single queue; max_qps above 2^20 - 16 on a port of several queues).
+ *   process may not run on; share not an open device, or itself opened
+ *   with share; max_qps above 2^20 - 16 on a port of several queues), or
+ *   EBADF (share's port has a single queue).
  */
 struct dpdat_dev *
 dpdat_dev_open(const struct dpdat_dev_conf *conf);

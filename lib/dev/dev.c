@@ -213,18 +213,29 @@ dev_engine_start(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	return 0;
 }
 
-/* The device's port goes: a queue of share's, or its own. */
-static void
-dev_port_free(struct dpdat_dev *dev)
+/* A device opened with share holds it open from before it reads share's
+ * domain until after its own reader left it (dpdat_dev_close() of share
+ * answers -EBUSY meanwhile). -1: share is closing or shares another. */
+static int
+dev_share_hold(struct dpdat_dev *share)
 {
-	if (dev->share == NULL) {
-		dpdat_port_free(dev->port);
-		return;
+	int ret = -1;
+
+	pthread_mutex_lock(&share->lock);
+	if (share->magic == RC_MAGIC_DEV && share->share == NULL) {
+		share->n_sharers++;
+		ret = 0;
 	}
-	pthread_mutex_lock(&dev->share->lock);
-	dpdat_port_free(dev->port);
-	dev->share->n_sharers--;
-	pthread_mutex_unlock(&dev->share->lock);
+	pthread_mutex_unlock(&share->lock);
+	return ret;
+}
+
+static void
+dev_share_release(struct dpdat_dev *share)
+{
+	pthread_mutex_lock(&share->lock);
+	share->n_sharers--;
+	pthread_mutex_unlock(&share->lock);
 }
 
 struct dpdat_dev *
@@ -236,8 +247,7 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 	if (conf == NULL || conf->progress > DPDAT_PROGRESS_INLINE ||
 	    conf->max_qps > (1u << 20) ||
 	    (conf->pin_cpu && !dev_cpu_allowed(conf->cpu)) ||
-	    (conf->share != NULL && (conf->share->magic != RC_MAGIC_DEV ||
-				     conf->share->share != NULL)) ||
+	    (conf->share != NULL && conf->share->magic != RC_MAGIC_DEV) ||
 	    ((conf->share != NULL || conf->port.queues > 1) &&
 	     conf->max_qps > (1u << PORT_QPN_QUEUE_SHIFT) - RC_QPN_BASE)) {
 		rte_errno = EINVAL;
@@ -249,6 +259,10 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		return NULL;
 	}
 	dev->run = dev_run;
+	if (conf->share != NULL && dev_share_hold(conf->share) != 0) {
+		ret = EINVAL;
+		goto err_free;
+	}
 	dev->share = conf->share;
 	dev->dom = dev->share != NULL ? dev->share->dom :
 		   dpdat_mr_domain_create(&conf->mr);
@@ -259,15 +273,8 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 	ret = -dpdat_mr_reader_register(dev->dom, &dev->reader);
 	if (ret != 0)
 		goto err_dom;
-	if (dev->share != NULL) {
-		pthread_mutex_lock(&dev->share->lock);
-		dev->port = dpdat_port_attach(dev->share->port);
-		if (dev->port != NULL)
-			dev->share->n_sharers++;
-		pthread_mutex_unlock(&dev->share->lock);
-	} else {
-		dev->port = dpdat_port_create(&conf->port);
-	}
+	dev->port = dev->share != NULL ? dpdat_port_attach(dev->share->port) :
+		    dpdat_port_create(&conf->port);
 	if (dev->port == NULL) {
 		ret = rte_errno;
 		goto err_reader;
@@ -298,16 +305,18 @@ err_cm:
 	cm_dev_free(dev);
 err_rc:
 	rc_dev_drain(dev);
-	dev_port_free(dev);
+	dpdat_port_free(dev->port);
 	rc_dev_fini(dev);
 	goto err_reader;
 err_port:
-	dev_port_free(dev);
+	dpdat_port_free(dev->port);
 err_reader:
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 err_dom:
 	if (dev->share == NULL)
 		dpdat_mr_domain_free(dev->dom);
+	else
+		dev_share_release(dev->share);
 err_free:
 	free(dev);
 	rte_errno = ret;
@@ -320,8 +329,10 @@ dpdat_dev_close(struct dpdat_dev *dev)
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
 		return -EBADF;
 	pthread_mutex_lock(&dev->lock);
+	/* queue 0 goes last: also after queues attached by hand */
 	if (dev->n_qps != 0 || dev->n_cqs != 0 || dev->n_srqs != 0 ||
-	    dev->n_sharers != 0) {
+	    dev->n_sharers != 0 ||
+	    (dev->share == NULL && port_queue_detach(dev->port) != 0)) {
 		pthread_mutex_unlock(&dev->lock);
 		return -EBUSY;
 	}
@@ -334,13 +345,15 @@ dpdat_dev_close(struct dpdat_dev *dev)
 	}
 	rc_dev_drain(dev);
 	cm_dev_free(dev);
-	dev_port_free(dev);		/* the device lets go of its mbufs */
+	dpdat_port_free(dev->port);	/* the device lets go of its mbufs */
 	rc_dev_fini(dev);		/* then the zero-copy buffers go */
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 	/* PZs left by the consumer keep the domain; say so rather than leak
 	 * silently */
 	if (dev->share == NULL && dpdat_mr_domain_free(dev->dom) != 0)
 		DEV_LOG(WARNING, "device closed with protection zones left");
+	if (dev->share != NULL)		/* last: share may close now */
+		dev_share_release(dev->share);
 	free(dev);
 	return 0;
 }

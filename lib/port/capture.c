@@ -130,7 +130,7 @@ dpdat_port_capture_start(struct dpdat_port *p, const char *path)
 		free(c);
 		return ret;
 	}
-	snprintf(name, sizeof(name), "dpdat_cap%u", p->port_id);
+	snprintf(name, sizeof(name), "dpdat_cap%u_%u", p->port_id, p->queue);
 	c->pool = rte_pktmbuf_pool_create(name, 2047, 64, 0,
 					  rte_pcapng_mbuf_size(CAP_SNAPLEN),
 					  SOCKET_ID_ANY);

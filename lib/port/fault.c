@@ -186,7 +186,8 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 	p->ftx = tx;
 	fault_drop_held(&p->frx);
 	fault_drop_held(&p->ftx);
-	p->rng = c->seed ? c->seed : 1;
+	/* each queue of a device its own sequence from the same seed */
+	p->rng = (c->seed ? c->seed : 1) ^ ((uint64_t)p->queue << 48);
 	port_path_update(p);
 	if (port_fault_on(&rx) || port_fault_on(&tx))
 		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "

@@ -658,14 +658,15 @@ dpdat_port_free(struct dpdat_port *p)
 {
 	if (p == NULL || p->magic != PORT_MAGIC)
 		return -EBADF;
-	if (port_queue_detach(p) != 0)
+	if (p->queue == 0 && port_queue_detach(p) != 0)
 		return -EBUSY;
 	port_telemetry_del(p);
 	if (p->cap != NULL)
 		dpdat_port_capture_stop(p);
-	if (p->queue != 0) {		/* attached: the queue alone */
+	if (p->queue != 0) {		/* attached: the queue alone, */
 		p->magic = 0;
 		port_fault_release(p);
+		port_queue_detach(p);	/* free for another once clean */
 		free(p);
 		return 0;
 	}
@@ -857,10 +858,9 @@ port_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 	n = RTE_MIN(n, PORT_BURST);
 	if (unlikely(p->grp != NULL)) {
 		/* what other queues received for this one's QPs comes
-		 * first, classified already */
-		out = port_steer_in(p, pkts, n);
-		if (out == n)
-			return out;
+		 * first, classified already, but never more than half a
+		 * burst: the device's own ring is read every time */
+		out = port_steer_in(p, pkts, n / 2);
 	}
 	end = out + p->rx_burst(p, pkts + out, n - out);
 	for (i = out; i < end; i++)

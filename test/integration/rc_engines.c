@@ -191,6 +191,8 @@ check_steering(void)
 		steered += st.rx_steered;
 		if (st.rx_roce == 0)
 			H_FAIL("queue %d received nothing", e);
+		if (st.drop_steer_full != 0)
+			H_FAIL("queue %d dropped frames for another", e);
 	}
 	if (steered == 0)
 		H_FAIL("the crossed QPs' frames never changed queue");
