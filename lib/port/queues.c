@@ -120,7 +120,7 @@ dpdat_port_attach(struct dpdat_port *first)
 		return NULL;
 	}
 	g = first->grp;
-	p = malloc(sizeof(*p));
+	p = calloc(1, sizeof(*p));
 	if (p == NULL) {
 		rte_errno = ENOMEM;
 		return NULL;
@@ -134,22 +134,27 @@ dpdat_port_attach(struct dpdat_port *first)
 		rte_errno = ENOSPC;
 		return NULL;
 	}
-	/* the device's identity, and a queue's own state from nothing */
-	memcpy(p, first, sizeof(*p));
-	memset(&p->st, 0, sizeof(p->st));
-	memset(&p->frx, 0, sizeof(p->frx));
-	memset(&p->ftx, 0, sizeof(p->ftx));
-	memset(p->neigh, 0, sizeof(p->neigh));
-	memset(p->flows, 0, sizeof(p->flows));
-	p->fault_dup_lost = 0;
-	p->cap = NULL;
-	p->cap_rx_cb = NULL;
-	p->probed = false;
+	/* the device's identity (what queue 0's engine never writes); a
+	 * queue's own state from nothing */
+	p->magic = PORT_MAGIC;
+	p->port_id = first->port_id;
+	p->grp = g;
+	memcpy(p->name, first->name, sizeof(p->name));
+	memcpy(p->driver, first->driver, sizeof(p->driver));
+	p->mac = first->mac;
+	p->ip = first->ip;
+	p->mtu = first->mtu;
+	p->tx_offloads = first->tx_offloads;
+	p->tsc_hz = first->tsc_hz;
+	p->dev_rx = first->dev_rx;	/* memif's guarded bursts */
+	p->dev_tx = first->dev_tx;
+	p->memif = first->memif;
+	p->link_up = true;
 	p->xdp_lock = -1;
 	p->guard_fd = -1;
 	p->queue = (uint16_t)q;
 	p->pool = g->pool[q];
-	p->rng = first->rng ^ ((uint64_t)q << 32 | 0x9e3779b9u);
+	p->rng = 0x9e3779b97f4a7c15ull ^ q;
 	port_path_update(p);
 	/* frames a queue of this number left behind are nobody's now */
 	while (rte_ring_dequeue(g->steer[q], (void **)&m) == 0)
