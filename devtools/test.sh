@@ -33,7 +33,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite unit
 
-# libFuzzer over the receive path, when clang is there (setup.sh installs it)
+# libFuzzer, every harness 30 s, when clang is there (setup.sh installs it);
+# devtools/fuzz.sh runs them at length
 if command -v clang >/dev/null; then
 	CC=clang devtools/build.sh build-fuzz -Dfuzz=true \
 		-Db_sanitize=address,undefined -Db_lundef=false || exit 1

@@ -46,6 +46,7 @@
 #include <dpdat/dpdat_qp.h>
 
 #include "dat_err.h"
+#include "dd_params.h"
 
 /* Limits the IA reports in its attributes (and enforces). */
 #define DD_MAX_EP		4096	/* per process (ep.c table, QPs of a device) */
@@ -95,14 +96,6 @@ DAT_IA_HANDLE dd_consumer_ia(struct dd_ia *ia);
 
 /* ---- IA ---- */
 
-struct dd_ia_conf {
-	char device[256];		/* DPDK device arguments */
-	char ipv4[16];			/* "auto": the interface's */
-	unsigned int mtu;		/* 0: the port's default */
-	char eal[512];			/* EAL arguments, ';' between them */
-	int cpu;			/* engine thread's CPU, or -1 */
-	char role[8];			/* memif role, "server" or "client" */
-};
 
 struct dd_ia {
 	struct dd_obj h;

@@ -50,48 +50,6 @@ static struct dd_devref devs[16];
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool eal_up;
 
-static int
-parse_params(const char *params, struct dd_ia_conf *c)
-{
-	char buf[1024], *save = NULL, *w, *end;
-
-	memset(c, 0, sizeof(*c));
-	c->cpu = -1;
-	snprintf(buf, sizeof(buf), "%s", params);
-	for (w = strtok_r(buf, " \t\"", &save); w != NULL;
-	     w = strtok_r(NULL, " \t\"", &save)) {
-		if (strncmp(w, "device=", 7) == 0) {
-			snprintf(c->device, sizeof(c->device), "%s", w + 7);
-		} else if (strncmp(w, "ipv4=", 5) == 0) {
-			snprintf(c->ipv4, sizeof(c->ipv4), "%s", w + 5);
-		} else if (strncmp(w, "mtu=", 4) == 0) {
-			c->mtu = (unsigned int)strtoul(w + 4, &end, 0);
-			if (*end != '\0' || c->mtu > 9600)
-				return -1;
-		} else if (strncmp(w, "eal=", 4) == 0) {
-			if (strlen(w + 4) >= sizeof(c->eal))
-				return -1;	/* never cut short */
-			snprintf(c->eal, sizeof(c->eal), "%s", w + 4);
-		} else if (strncmp(w, "cpu=", 4) == 0) {
-			long cpu;
-
-			errno = 0;
-			cpu = strtol(w + 4, &end, 10);
-			if (errno != 0 || *end != '\0' || end == w + 4 ||
-			    cpu < 0 || cpu >= CPU_SETSIZE)
-				return -1;
-			c->cpu = (int)cpu;
-		} else {
-			return -1;
-		}
-	}
-	/* beside the kernel the interface's address; elsewhere the port
-	 * says that it needs one */
-	if (c->ipv4[0] == '\0')
-		snprintf(c->ipv4, sizeof(c->ipv4), "auto");
-	return c->device[0] != '\0' ? 0 : -1;
-}
-
 /* eal=-l1;-a0000:3b:00.0 as EAL arguments (the first IA of the process
  * brings the EAL up: its eal= counts). */
 static unsigned int
@@ -234,7 +192,7 @@ dd_ia_open(const DAT_NAME_PTR name, DAT_COUNT async_qlen,
 	prov = dd_provider(name, params, sizeof(params));
 	if (prov == NULL)
 		return DAT_PROVIDER_NOT_FOUND;
-	if (parse_params(env != NULL ? env : params, &conf) != 0) {
+	if (dd_ia_params_parse(env != NULL ? env : params, &conf) != 0) {
 		DD_LOG(ERR, "%s: bad ia_params \"%s\" (want "
 		       "device=<devargs> [ipv4=<address>|auto] [mtu=<n>] "
 		       "[cpu=<n>] [eal=<arg>;<arg>...])", name,

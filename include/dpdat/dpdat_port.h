@@ -111,7 +111,7 @@ struct dpdat_fault_conf {
 
 /**
  * Bring up a port: probe the device (unless already present), configure one
- * receive and one transmit queue, create its mbuf pool (in hugepages when
+ * receive and one transmit queue (queues of each), create its mbuf pool (in hugepages when
  * the EAL has them), start it and optionally wait for the link.
  *
  * @return The port, or NULL with rte_errno: EINVAL (missing or bad device

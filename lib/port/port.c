@@ -57,7 +57,7 @@ RTE_LOG_REGISTER(dpdat_port_logtype, dpdat.port, NOTICE);
  * again): give it buffers that hold a whole frame unless told otherwise.
  * af_xdp: dpdat's XDP program unless the user names one (the PMD's default
  * program takes every frame of the queue, ARP included, from the kernel). */
-static int
+int
 port_devargs(const char *device, uint16_t mtu, char *out, size_t len)
 {
 	unsigned int bsize = 2048;

@@ -281,6 +281,11 @@ void port_steer_remove(struct dpdat_port *p);
 void port_telemetry_add(struct dpdat_port *p);
 void port_telemetry_del(struct dpdat_port *p);
 
+/* The device arguments dpdat probes for the user's device (memif: buffers
+ * that hold an mtu frame; af_xdp: dpdat's XDP program, no busy polling),
+ * into out: 0, -EINVAL when they do not fit, -ENOENT without the program. */
+int port_devargs(const char *device, uint16_t mtu, char *out, size_t len);
+
 /* The value of key= in device arguments ("name,key=value,..."), copied to
  * out, or NULL (absent, or longer than len - 1). */
 const char *port_devarg(const char *device, const char *key, char *out,
