@@ -417,7 +417,10 @@ dd_ep_connect(DAT_EP_HANDLE h, DAT_IA_ADDRESS_PTR addr, DAT_CONN_QUAL qual,
 	if (plen < 0 || plen > DD_MAX_PDATA ||
 	    (plen > 0 && pdata == NULL))
 		return DD_BAD_PARAM(DAT_INVALID_ARG5);
-	if (qos != DAT_QOS_BEST_EFFORT)
+	/* every class the spec names is taken, as OFA DAPL does: dpdat has
+	 * one class of service on the wire, so each is served as best
+	 * effort (the IA's dat_qos_supported says so) */
+	if ((qos & ~DD_QOS_ALL) != 0)
 		return DD_BAD_PARAM(DAT_INVALID_ARG7);
 	if (flags != DAT_CONNECT_DEFAULT_FLAG &&
 	    flags != DAT_CONNECT_MULTIPATH_FLAG)

@@ -94,6 +94,11 @@ struct dd_obj *dd_obj_any(DAT_HANDLE h);
  * what queries return in their ia_handle fields. */
 DAT_IA_HANDLE dd_consumer_ia(struct dd_ia *ia);
 
+/* The QoS classes of DAT 2.0 (dat.h), any combination: accepted, served
+ * as best effort (dpdat has one class of service on the wire). */
+#define DD_QOS_ALL (DAT_QOS_BEST_EFFORT | DAT_QOS_HIGH_THROUGHPUT | \
+		    DAT_QOS_LOW_LATENCY | DAT_QOS_ECONOMY | DAT_QOS_PREMIUM)
+
 /* ---- IA ---- */
 
 

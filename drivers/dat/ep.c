@@ -263,7 +263,7 @@ check_attr(const DAT_EP_ATTR *a, bool srq)
 	    a->max_rdma_read_in > DD_MAX_RDMA_READ_IN ||
 	    a->max_rdma_read_out < 0 ||
 	    a->max_rdma_read_out > DD_MAX_RDMA_READ_IN ||
-	    a->qos != DAT_QOS_BEST_EFFORT)
+	    (a->qos & ~DD_QOS_ALL) != 0)	/* any class: cm.c */
 		return DAT_INVALID_PARAMETER;
 	return DAT_SUCCESS;
 }

@@ -69,7 +69,9 @@ dat_test_connect(DAT_EP_HANDLE cep, DAT_EP_HANDLE sep, DAT_CONN_QUAL qual,
 	for (tries = 0; tries < 3; tries++) {
 		EXPECT(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, qual,
 				      10 * 1000 * 1000, 0, NULL,
-				      DAT_QOS_BEST_EFFORT,
+				      /* any class is taken (as OFA DAPL) */
+				      DAT_QOS_LOW_LATENCY |
+				      DAT_QOS_HIGH_THROUGHPUT,
 				      DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
 		if (wait_event(s_cr, &ev) == DAT_CONNECTION_REQUEST_EVENT)
 			break;

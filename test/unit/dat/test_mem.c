@@ -769,6 +769,11 @@ test_rmr_bind_unconnected_ep(void)
 	attr.max_request_dtos = 4;
 	attr.max_recv_iov = 1;
 	attr.max_request_iov = 1;
+	/* every QoS class the spec names is taken; other bits are not */
+	attr.qos = 0x100;
+	EXPECT(dat_ep_create(ia, pz2, NULL, NULL, NULL, &attr, &ep2),
+	       BAD_PARAM(DAT_INVALID_ARG6));
+	attr.qos = DAT_QOS_PREMIUM | DAT_QOS_LOW_LATENCY;
 	EXPECT(dat_ep_create(ia, pz2, NULL, NULL, NULL, &attr, &ep2),
 	       DAT_SUCCESS);
 	EXPECT(rmr_bind(r, l, &t, RR, ep2, 1, 0, &rc),
