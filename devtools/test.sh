@@ -29,9 +29,17 @@ devtools/build.sh build-dbg -Dbuildtype=debug || exit 1
 run_suites build-dbg --suite faults
 
 devtools/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || exit 1
+# the unit suites, and the integration suites (two processes, memif and
+# the two namespaces, the CM, RSM, dpdat-perf) but those that need a
+# full-speed build ("timing"); leaks of third-party code only are
+# suppressed, each with its reason (test/lsan.supp)
+export LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp:print_suppressions=0
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite unit
+ASAN_OPTIONS=detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suites build-asan --suite integration --no-suite timing
 
 # libFuzzer, every harness 30 s, when clang is there (setup.sh installs it);
 # devtools/fuzz.sh runs them at length

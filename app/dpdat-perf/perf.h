@@ -108,6 +108,8 @@ extern const struct perf_transport perf_dpdat, perf_udp, perf_verbs, perf_raw;
 /* tr_dpdat.c, for the raw baseline on the same device: the device, the
  * path MTU its connection settled on, the registered buffer */
 struct dpdat_dev *perf_dpdat_dev(void);
+/* Free what the dpdat transport made, its devices last. */
+void perf_dpdat_teardown(void);
 uint16_t perf_dpdat_pmtu(void);
 uint8_t *perf_raw_buf(void);
 

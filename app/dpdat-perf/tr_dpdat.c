@@ -38,12 +38,14 @@ static struct dpdat_dev *dev;		/* engine 0's */
 static struct dpdat_pz *pz;
 static struct dpdat_cq *cqs[MAX_ENG];
 static struct dpdat_cm_eq *eqs[MAX_ENG];
+static struct dpdat_cm_listener *lsns[MAX_ENG];
 static uint32_t neng = 1;
 static struct dpdat_qp *qps[PERF_MAX_QPS];
 static struct dpdat_cm_conn *conns[PERF_MAX_QPS];
 static uint32_t qp_eng[PERF_MAX_QPS];	/* the engine of each QP */
 static uint32_t nqp, gone;	/* QPs connected, then disconnected */
 static uint8_t *buf;
+static struct dpdat_lmr *lmr;
 static uint32_t key, peer_rkey;
 static uint64_t peer_addr;
 static uint16_t pmtu_used;
@@ -134,7 +136,6 @@ setup(void)
 {
 	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
 	struct dpdat_lmr_info li;
-	struct dpdat_lmr *lmr;
 
 	open_dev();
 	pz = dpdat_pz_create(dpdat_dev_domain(dev));
@@ -211,7 +212,8 @@ accept_all(struct perf_params *pr, const struct perf_params *mine)
 	uint32_t up = 0, e;
 
 	for (e = 0; e < neng; e++)
-		if (dpdat_cm_listen(devs[e], perf_opt.service, eqs[e]) == NULL)
+		if ((lsns[e] = dpdat_cm_listen(devs[e], perf_opt.service,
+					       eqs[e])) == NULL)
 			perf_die("listen on %u: %s", perf_opt.service,
 				 rte_strerror(rte_errno));
 	while (nqp == 0 || up < pr->qps) {
@@ -496,6 +498,32 @@ port_counters(void)
 		srtt / 1e3, ps.rx_steered);
 }
 
+/* Everything goes back, the devices last (a sanitizer sees no leak: the
+ * library keeps its tables in DPDK memory, which it does not scan). */
+void
+perf_dpdat_teardown(void)
+{
+	for (uint32_t q = 0; q < nqp; q++) {
+		if (conns[q] != NULL)
+			dpdat_cm_conn_free(conns[q]);
+		dpdat_qp_free(qps[q]);
+	}
+	for (uint32_t e = 0; e < neng; e++) {
+		if (lsns[e] != NULL)
+			dpdat_cm_listen_free(lsns[e]);
+		if (cqs[e] != NULL)
+			dpdat_cq_free(cqs[e]);
+		dpdat_cm_eq_free(eqs[e]);
+	}
+	dpdat_lmr_free(lmr);
+	dpdat_pz_free(pz);
+	dpdat_mem_free(buf);
+	for (uint32_t e = neng; e-- > 0; )
+		if (dpdat_dev_close(devs[e]) != 0)
+			fprintf(stderr, "dpdat-perf: engine %u: objects left at "
+				"exit\n", e);
+}
+
 static void
 finish(void)
 {
@@ -512,6 +540,7 @@ finish(void)
 	     rte_get_timer_cycles() - t0 < rte_get_timer_hz() / 5; )
 		run_engines(-1);
 	port_counters();
+	perf_dpdat_teardown();
 }
 
 const struct perf_transport perf_dpdat = {

@@ -452,5 +452,13 @@ main(int argc, char **argv)
 	 * link goes away with the process */
 	for (double t0 = h_now(); h_now() - t0 < 0.3; )
 		dpdat_dev_progress(dev);
+	/* everything back: under the sanitizers a leak report speaks of
+	 * the library only */
+	if (dpdat_lmr_free(lmr) != 0 || dpdat_cm_eq_free(eq) != 0 ||
+	    dpdat_cq_free(cq) != 0 || dpdat_pz_free(pz) != 0)
+		fprintf(stderr, "%s: objects left at exit\n", h_role);
+	dpdat_mem_free(mem);
+	if (dpdat_dev_close(dev) != 0)
+		fprintf(stderr, "%s: device still busy at exit\n", h_role);
 	return 0;
 }

@@ -65,6 +65,23 @@ static struct dpdat_pz *pz, *pz2;
 static struct dpdat_cq *cq;
 static struct dpdat_qp *qp[NCASE];
 
+/* every region made, to give back at exit (the sanitizers see the
+ * library's tables in DPDK memory, which they do not scan) */
+static struct region made[16];
+static unsigned int n_made;
+
+/* The test freed r's LMR (and its memory, when mem). */
+static void
+region_gone(const struct region *r, bool mem)
+{
+	for (unsigned int i = 0; i < n_made; i++)
+		if (made[i].lmr == r->lmr) {
+			made[i].lmr = NULL;
+			if (mem)
+				made[i].buf = NULL;
+		}
+}
+
 static void
 region(struct region *r, struct dpdat_pz *z, size_t len, uint32_t priv,
        uint8_t fill)
@@ -83,6 +100,32 @@ region(struct region *r, struct dpdat_pz *z, size_t len, uint32_t priv,
 		H_FAIL("lmr_create");
 	dpdat_lmr_query(r->lmr, &li);
 	r->key = li.lmr_context;
+	if (n_made < RTE_DIM(made))
+		made[n_made++] = *r;
+}
+
+/* Everything back, the device last; what cannot go is said. */
+static void
+teardown(void)
+{
+	int left = 0;
+
+	for (int i = 0; i < NCASE; i++)
+		if (qp[i] != NULL && dpdat_qp_free(qp[i]) != 0)
+			left++;
+	if (cq != NULL && dpdat_cq_free(cq) != 0)
+		left++;
+	for (unsigned int i = 0; i < n_made; i++) {
+		if (made[i].lmr != NULL && dpdat_lmr_free(made[i].lmr) != 0)
+			left++;
+		dpdat_mem_free(made[i].buf);
+	}
+	if (dpdat_pz_free(pz) != 0 || dpdat_pz_free(pz2) != 0 ||
+	    dpdat_dev_close(dev) != 0)
+		left++;
+	if (left != 0)
+		fprintf(stderr, "%s: %d object(s) left at exit\n", h_role,
+			left);
 }
 
 static void
@@ -146,6 +189,7 @@ protect_server(const char *sock)
 	region(&freed, pz, RO_LEN, DPDAT_MEM_PRIV_ALL, GUARD);
 	if (dpdat_lmr_free(freed.lmr) != 0)
 		H_FAIL("lmr_free");
+	region_gone(&freed, false);
 	make_qps(NCASE);
 	h_addr_str(dev, mine[0], 256);
 	snprintf(mine[1], 256, "%lu %u %lu %u %lu %u %lu %u",
@@ -309,6 +353,7 @@ dereg_server(const char *sock)
 	/* what the device may still send from here on is the poison */
 	memset(r.buf, DR_POISON, DR_LEN);
 	dpdat_mem_free(r.buf);
+	region_gone(&r, true);
 	printf("server: LMR and memory freed after %lu zero-copy responses\n",
 	       (unsigned long)st.tx_zerocopy);
 	{
@@ -742,8 +787,9 @@ main(int argc, char **argv)
 	}
 	for (int i = 0; i < 100; i++)
 		dpdat_dev_progress(dev);
-	if (!server && strcmp(argv[3], "protect") != 0 &&
-	    strcmp(argv[3], "dereg") != 0) {
+	if (strcmp(argv[3], "protect") == 0 || strcmp(argv[3], "dereg") == 0) {
+		teardown();
+	} else if (!server) {
 		/* everything was freed: the device must close cleanly even
 		 * though its peer vanished */
 		if (dpdat_pz_free(pz) != 0 || dpdat_pz_free(pz2) != 0 ||
