@@ -45,9 +45,8 @@ for h in $harnesses; do
 		what="10^7 executions (at most an hour)"
 	fi
 	echo "fuzz: $h: $what, from $(ls "$corpus" | wc -l) seeds"
-	# the harnesses keep their device for the whole run: no leak report;
-	# libFuzzer's progress lines (one every few seconds) show it moving
-	ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} \
+	# leak checks on, as in CI (test/fuzz/run_fuzz.sh); libFuzzer's
+	# progress lines (one every few seconds) show it moving
 	"$bin" "${limit[@]}" -max_len=4300 -rss_limit_mb=4096 \
 		-print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 \
 		-artifact_prefix="$art/$h-" "$work/$h" >"$work/$h.log" 2>&1 &

@@ -503,25 +503,29 @@ port_counters(void)
 void
 perf_dpdat_teardown(void)
 {
+	int left = 0;
+
 	for (uint32_t q = 0; q < nqp; q++) {
+		/* a connection whose end never came is refused: said */
 		if (conns[q] != NULL)
-			dpdat_cm_conn_free(conns[q]);
-		dpdat_qp_free(qps[q]);
+			left += dpdat_cm_conn_free(conns[q]) != 0;
+		left += dpdat_qp_free(qps[q]) != 0;
 	}
 	for (uint32_t e = 0; e < neng; e++) {
 		if (lsns[e] != NULL)
-			dpdat_cm_listen_free(lsns[e]);
+			left += dpdat_cm_listen_free(lsns[e]) != 0;
 		if (cqs[e] != NULL)
-			dpdat_cq_free(cqs[e]);
-		dpdat_cm_eq_free(eqs[e]);
+			left += dpdat_cq_free(cqs[e]) != 0;
+		left += dpdat_cm_eq_free(eqs[e]) != 0;
 	}
-	dpdat_lmr_free(lmr);
-	dpdat_pz_free(pz);
+	left += dpdat_lmr_free(lmr) != 0;
+	left += dpdat_pz_free(pz) != 0;
 	dpdat_mem_free(buf);
 	for (uint32_t e = neng; e-- > 0; )
-		if (dpdat_dev_close(devs[e]) != 0)
-			fprintf(stderr, "dpdat-perf: engine %u: objects left at "
-				"exit\n", e);
+		left += dpdat_dev_close(devs[e]) != 0;
+	if (left != 0)
+		fprintf(stderr, "dpdat-perf: %d object(s) left at exit (a "
+			"connection without its end)\n", left);
 }
 
 static void

@@ -458,6 +458,11 @@ dd_ep_dup_connect(DAT_EP_HANDLE h, DAT_EP_HANDLE dup, DAT_TIMEOUT timeout,
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
 	if (other == NULL)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_EP);
+	/* this call's own argument numbers (dd_ep_connect's differ) */
+	if (plen < 0 || plen > DD_MAX_PDATA || (plen > 0 && pdata == NULL))
+		return DD_BAD_PARAM(DAT_INVALID_ARG4);
+	if ((qos & ~DD_QOS_ALL) != 0)
+		return DD_BAD_PARAM(DAT_INVALID_ARG6);
 	pthread_mutex_lock(&other->lock);
 	remote = other->remote;
 	qual = other->remote_qual;

@@ -35,9 +35,14 @@ dd_ia_params_parse(const char *params, struct dd_ia_conf *c)
 				return -1;
 			memcpy(c->ipv4, w + 5, strlen(w + 5) + 1);
 		} else if (strncmp(w, "mtu=", 4) == 0) {
-			c->mtu = (unsigned int)strtoul(w + 4, &end, 0);
-			if (*end != '\0' || c->mtu > 9600)
-				return -1;
+			unsigned long mtu;
+
+			errno = 0;
+			mtu = strtoul(w + 4, &end, 0);
+			if (errno != 0 || *end != '\0' || end == w + 4 ||
+			    w[4] == '-' || w[4] == '+' || mtu > 9600)
+				return -1;	/* never cut short */
+			c->mtu = (unsigned int)mtu;
 		} else if (strncmp(w, "eal=", 4) == 0) {
 			if (strlen(w + 4) >= sizeof(c->eal))
 				return -1;	/* never cut short */

@@ -146,7 +146,17 @@ dat_provider_init(const DAT_PROVIDER_INFO *info, const char *params)
 		provs = p;
 	}
 	p->info = *info;
-	snprintf(p->params, sizeof(p->params), "%s", params ? params : "");
+	if (params != NULL && strlen(params) >= sizeof(p->params)) {
+		/* never cut short: an IA of a device nobody named; empty
+		 * params make its open fail, and say so */
+		DD_LOG(ERR, "%s: ia_params of %zu bytes, above %zu: the IA "
+		       "will not open", info->ia_name, strlen(params),
+		       sizeof(p->params) - 1);
+		p->params[0] = '\0';
+	} else {
+		snprintf(p->params, sizeof(p->params), "%s",
+			 params ? params : "");
+	}
 	if (!p->registered &&
 	    dat_registry_add_provider(&p->ops, &p->info) == DAT_SUCCESS)
 		p->registered = true;

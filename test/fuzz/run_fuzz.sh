@@ -6,10 +6,11 @@ set -u
 work=$(mktemp -d /tmp/dpdat-fuzz-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp "$2"/* "$work"/
-# the harness keeps its device for the whole run on purpose: no leak report
-ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0} \
-# a crash must fail the test: libFuzzer's own error code, 77, is meson's
-# "skipped" (a crash in CI went unnoticed so)
+# Leak checks stay on: libFuzzer runs LeakSanitizer after an input that
+# allocated more than it freed (the harnesses keep their devices and
+# objects reachable for the whole run, so a report is an input's leak).
+# A crash must fail the test: libFuzzer's own error code, 77, is meson's
+# "skipped" (a crash in CI went unnoticed so).
 "$1" -max_total_time="$3" -max_len=4300 -rss_limit_mb=4096 -print_final_stats=1 \
 	-error_exitcode=1 -timeout_exitcode=1 \
-	-artifact_prefix="${FUZZ_ARTIFACTS:-/tmp/}dpdat-fuzz-rx-" "$work"
+	-artifact_prefix="${FUZZ_ARTIFACTS:-/tmp/}dpdat-$(basename "$1")-" "$work"

@@ -454,11 +454,16 @@ main(int argc, char **argv)
 		dpdat_dev_progress(dev);
 	/* everything back: under the sanitizers a leak report speaks of
 	 * the library only */
-	if (dpdat_lmr_free(lmr) != 0 || dpdat_cm_eq_free(eq) != 0 ||
-	    dpdat_cq_free(cq) != 0 || dpdat_pz_free(pz) != 0)
-		fprintf(stderr, "%s: objects left at exit\n", h_role);
-	dpdat_mem_free(mem);
-	if (dpdat_dev_close(dev) != 0)
-		fprintf(stderr, "%s: device still busy at exit\n", h_role);
+	{	/* each on its own: one refusal must not hide the rest */
+		int left = (dpdat_lmr_free(lmr) != 0) +
+			   (dpdat_cm_eq_free(eq) != 0) +
+			   (dpdat_cq_free(cq) != 0) + (dpdat_pz_free(pz) != 0);
+
+		dpdat_mem_free(mem);
+		left += dpdat_dev_close(dev) != 0;
+		if (left != 0)
+			fprintf(stderr, "%s: %d object(s) left at exit\n",
+				h_role, left);
+	}
 	return 0;
 }

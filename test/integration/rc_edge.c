@@ -120,9 +120,9 @@ teardown(void)
 			left++;
 		dpdat_mem_free(made[i].buf);
 	}
-	if (dpdat_pz_free(pz) != 0 || dpdat_pz_free(pz2) != 0 ||
-	    dpdat_dev_close(dev) != 0)
-		left++;
+	left += dpdat_pz_free(pz) != 0;
+	left += dpdat_pz_free(pz2) != 0;
+	left += dpdat_dev_close(dev) != 0;
 	if (left != 0)
 		fprintf(stderr, "%s: %d object(s) left at exit\n", h_role,
 			left);

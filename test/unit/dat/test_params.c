@@ -41,7 +41,9 @@ test_bad(void)
 {
 	static const char *const bad[] = {
 		"", "ipv4=198.18.0.1", "device=x speed=10", "device=x mtu=9601",
-		"device=x mtu=12a", "device=x cpu=-1", "device=x cpu=",
+		"device=x mtu=12a", "device=x mtu=", "device=x mtu=-1",
+		"device=x mtu=4294968796", "device=x mtu=-4294967296",
+		"device=x cpu=-1", "device=x cpu=",
 		"device=x cpu=99999999999999999999", "device=x cpu=1x",
 	};
 	struct dd_ia_conf c;
