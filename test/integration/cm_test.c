@@ -43,6 +43,21 @@ static const uint8_t req_pd[DPDAT_CM_REQ_PDATA_MAX_IP] = "request private data\0
 static const uint8_t rep_pd[] = "reply private data from the server";
 static const uint8_t rej_pd[] = "not today";
 
+/* Resident set, KiB. */
+static long
+rss_kib(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f != NULL) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
 static struct dpdat_qp *
 new_qp(void)
 {
@@ -241,6 +256,7 @@ client(int cycles)
 	struct dpdat_cm_conn *c;
 	struct dpdat_qp *qp;
 	unsigned int mbufs0, ctx0;
+	long rss0 = 0, rss1;
 	double t0;
 
 	if (strcmp(mode, "nolistener") == 0) {
@@ -402,6 +418,10 @@ client(int cycles)
 	ctx0 = dpdat_mr_domain_count(dpdat_dev_domain(dev));
 	t0 = h_now();
 	for (int i = 0; i < cycles; i++) {
+		/* the resident set once the first cycles settled the pools
+		 * and tables: the later ones may not grow it */
+		if (i == cycles / 100)
+			rss0 = rss_kib();
 		qp = new_qp();
 		c = connect_once(qp, SERVICE, 1);
 		if (i == 0)
@@ -413,12 +433,18 @@ client(int cycles)
 	}
 	for (int i = 0; i < 200; i++)
 		dpdat_dev_progress(dev);
-	printf("client: mbufs in use %u -> %u, contexts %u -> %u\n", mbufs0,
+	rss1 = rss_kib();
+	printf("client: mbufs in use %u -> %u, contexts %u -> %u, resident "
+	       "%ld -> %ld KiB\n", mbufs0,
 	       rte_mempool_in_use_count(port->pool), ctx0,
-	       dpdat_mr_domain_count(dpdat_dev_domain(dev)));
+	       dpdat_mr_domain_count(dpdat_dev_domain(dev)), rss0, rss1);
 	if (rte_mempool_in_use_count(port->pool) > mbufs0 + h_dev_slack(port) ||
 	    dpdat_mr_domain_count(dpdat_dev_domain(dev)) != ctx0)
 		H_FAIL("leak");
+	/* 8 MiB: the allocator's own slack, never per-cycle growth */
+	if (cycles >= 1000 && rss1 > rss0 + 8192)
+		H_FAIL("the resident set grew %ld KiB over %d cycles",
+		       rss1 - rss0, cycles - cycles / 100);
 }
 
 int

@@ -70,6 +70,7 @@ static CU_SuiteInfo suites[] = {
 	{ "mr", NULL, NULL, NULL, NULL, mr_tests },
 	{ "mr_table", NULL, NULL, NULL, NULL, mr_table_tests },
 	{ "mr_dat", NULL, NULL, NULL, NULL, mr_dat_tests },
+	{ "mr_ceiling", NULL, NULL, NULL, NULL, mr_ceiling_tests },
 	CU_SUITE_INFO_NULL,
 };
 

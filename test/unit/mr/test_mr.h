@@ -27,5 +27,6 @@ uint32_t lmr_ctx(const struct dpdat_lmr *lmr);
 extern CU_TestInfo mr_tests[];
 extern CU_TestInfo mr_table_tests[];
 extern CU_TestInfo mr_dat_tests[];
+extern CU_TestInfo mr_ceiling_tests[];
 
 #endif
