@@ -9,7 +9,8 @@
  * modes: basic (connect, accept, private data both ways, traffic, orderly
  * disconnect), reject, nolistener, cycles (N connect/disconnect rounds with
  * leak counters), flush (disconnect while WRITEs are in flight), death (the
- * server dies; the client sees BROKEN in time).
+ * server dies; the client sees BROKEN in time), soak (connections with 32
+ * SENDs each for N seconds, counters checked as it goes; devtools/soak.sh).
  */
 
 #include <arpa/inet.h>
@@ -248,6 +249,71 @@ traffic(struct dpdat_qp *qp)
 		H_FAIL("SEND status %d", wc.status);
 }
 
+/* soak: connections with traffic for secs seconds (under DPDAT_FAULT as
+ * the caller sets it); every report (each minute, or a quarter of a
+ * shorter run) prints the counters, which may not grow past the first
+ * report's: mbufs in use, registration contexts, the resident set. */
+#define SOAK_SENDS 32
+
+static void
+soak(int secs)
+{
+	struct dpdat_port *port = dpdat_dev_port(dev);
+	const double every = secs >= 240 ? 60 : secs / 4.0;
+	unsigned long conns = 0, sends = 0;
+	unsigned int mbufs0 = 0, ctx0 = 0, mbufs, ctx;
+	double t0 = h_now(), next = t0 + every;
+	struct dpdat_cm_conn *c;
+	struct dpdat_qp *qp;
+	struct dpdat_wc wc;
+	long rss0 = 0, rss;
+	int reports = 0;
+
+	while (h_now() - t0 < secs) {
+		qp = new_qp();
+		c = connect_once(qp, SERVICE, 1);
+		for (uint32_t k = 0; k < SOAK_SENDS; k++) {
+			memset(mem + k * 4096, (int)(conns + k), 4096);
+			post1(qp, DPDAT_WR_SEND, k, k * 4096, 4096, 0, 0);
+		}
+		for (uint32_t k = 0; k < SOAK_SENDS; k++) {
+			wc = wc1();
+			if (wc.status != DPDAT_WC_SUCCESS || wc.wr_id != k)
+				H_FAIL("soak: connection %lu, SEND %u: status "
+				       "%d", conns, k, wc.status);
+		}
+		sends += SOAK_SENDS;
+		conns++;
+		disconnect(c, qp, "bye");
+		if (h_now() < next)
+			continue;
+		next += every;
+		mbufs = rte_mempool_in_use_count(port->pool);
+		ctx = dpdat_mr_domain_count(dpdat_dev_domain(dev));
+		rss = rss_kib();
+		printf("client: soak %.0f s: %lu connections, %lu SENDs; mbufs "
+		       "in use %u, contexts %u, resident %ld KiB\n",
+		       h_now() - t0, conns, sends, mbufs, ctx, rss);
+		fflush(stdout);
+		if (reports++ == 0) {
+			mbufs0 = mbufs;
+			ctx0 = ctx;
+			rss0 = rss;
+		} else if (mbufs > mbufs0 + 64 + h_dev_slack(port) ||
+			   ctx != ctx0 || rss > rss0 + 8192) {
+			H_FAIL("soak: counters grew since the first report "
+			       "(mbufs %u -> %u, contexts %u -> %u, resident "
+			       "%ld -> %ld KiB)", mbufs0, mbufs, ctx0, ctx, rss0,
+			       rss);
+		}
+	}
+	qp = new_qp();	/* the server stops at END */
+	c = connect_once(qp, SERVICE, 1);
+	disconnect(c, qp, "END");
+	printf("client: soak done: %lu connections, %lu SENDs of 4 KiB, all "
+	       "completed, counters steady\n", conns, sends);
+}
+
 static void
 client(int cycles)
 {
@@ -259,6 +325,10 @@ client(int cycles)
 	long rss0 = 0, rss1;
 	double t0;
 
+	if (strcmp(mode, "soak") == 0) {
+		soak(cycles);
+		return;
+	}
 	if (strcmp(mode, "nolistener") == 0) {
 		qp = new_qp();
 		c = connect_once(qp, 0x9999, 0);
