@@ -48,4 +48,18 @@ double h_now(void);
  * mbufs wait there; memif and ring keep none. */
 unsigned int h_dev_slack(struct dpdat_port *port);
 
+/* Whether the resident set can tell a leak: not under AddressSanitizer,
+ * whose quarantine holds freed memory (hundreds of MiB); LeakSanitizer
+ * finds the leaks there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define H_RSS_CHECKED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define H_RSS_CHECKED 0
+#endif
+#endif
+#ifndef H_RSS_CHECKED
+#define H_RSS_CHECKED 1
+#endif
+
 #endif
