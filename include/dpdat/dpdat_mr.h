@@ -43,6 +43,8 @@ extern "C" {
 #define DPDAT_MEM_PRIV_LOCAL_WRITE	0x10
 #define DPDAT_MEM_PRIV_REMOTE_WRITE	0x20
 #define DPDAT_MEM_PRIV_ALL		0x33
+/** Remote atomics (DAT_IB_MEM_PRIV_REMOTE_ATOMIC): needs local write. */
+#define DPDAT_MEM_PRIV_REMOTE_ATOMIC	0x40
 #define DPDAT_MEM_PRIV_REMOTE \
 	(DPDAT_MEM_PRIV_REMOTE_READ | DPDAT_MEM_PRIV_REMOTE_WRITE)
 
@@ -243,7 +245,8 @@ dpdat_pz_free(struct dpdat_pz *pz);
  *   The memory to register.
  * @param privileges
  *   DPDAT_MEM_PRIV_* flags. A remote context is created only when a remote
- *   privilege is asked for.
+ *   privilege is asked for. Remote write and remote atomics need local
+ *   write.
  * @return
  *   The LMR, or NULL with rte_errno: EBADF (pz, or desc->lmr, not a handle),
  *   EINVAL (NULL desc, zero length, wrapping range, unknown privilege bits,
@@ -315,14 +318,16 @@ dpdat_rmr_create(struct dpdat_pz *pz);
  * @param seg
  *   lmr_context of the LMR, start address and length of the range.
  * @param privileges
- *   DPDAT_MEM_PRIV_REMOTE_READ and/or DPDAT_MEM_PRIV_REMOTE_WRITE.
+ *   DPDAT_MEM_PRIV_REMOTE_READ, DPDAT_MEM_PRIV_REMOTE_WRITE and/or
+ *   DPDAT_MEM_PRIV_REMOTE_ATOMIC.
  * @param[out] rmr_context
  *   The new context; may be NULL.
  * @return
  *   0, -EBADF (not an RMR), -EINVAL (NULL seg, lmr_context not a live LMR,
  *   range outside the LMR or wrapping, non-remote privilege bits), -EPERM (LMR
  *   in another protection zone), -EACCES (remote read without the LMR's local
- *   read, or remote write without its local write), -ENOSPC (no free context).
+ *   read, or remote write or atomics without its local write), -ENOSPC (no
+ *   free context).
  */
 int
 dpdat_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,

@@ -146,6 +146,13 @@ enum dpdat_wr_opcode {
 	DPDAT_WR_RDMA_READ,
 	DPDAT_WR_RECV,		/**< in completions only */
 	DPDAT_WR_RECV_RDMA_IMM,	/**< in completions only: WRITE with imm */
+	/** Atomic compare-and-swap of the 8-byte aligned 64-bit word at
+	 *  remote_addr: if it equals compare_add it becomes swap. The word's
+	 *  value before, in host order, lands in the one 8-byte SGE. */
+	DPDAT_WR_ATOMIC_CMP_SWP,
+	/** Atomic fetch-and-add: compare_add is added to the word at
+	 *  remote_addr; its value before lands in the one 8-byte SGE. */
+	DPDAT_WR_ATOMIC_FETCH_ADD,
 };
 
 #define DPDAT_SEND_SIGNALED	0x1	/**< complete even if sq_sig_all is 0 */
@@ -171,8 +178,10 @@ struct dpdat_send_wr {
 	const struct dpdat_sge *sg_list;
 	uint32_t num_sge;		/**< 0..DPDAT_MAX_SGE */
 	uint32_t imm_data;		/**< network order, as on the wire */
-	uint64_t remote_addr;		/**< RDMA only */
-	uint32_t rkey;			/**< RDMA only */
+	uint64_t remote_addr;		/**< RDMA and atomics */
+	uint32_t rkey;			/**< RDMA and atomics */
+	uint64_t compare_add;		/**< atomics: compare, or add */
+	uint64_t swap;			/**< compare-and-swap: new value */
 };
 
 /** A receive-queue work request. */
@@ -321,6 +330,9 @@ struct dpdat_qp_stats {
 	uint64_t sack_resent, held;
 	uint64_t srtt_ns;		/**< smoothed round trip (0: no sample) */
 	uint64_t rto_ns;		/**< current retransmit timeout */
+	/** Responder: atomics executed; duplicates of atomics answered
+	 *  again with the result kept (never executed twice). */
+	uint64_t atomics, atomic_replays;
 };
 
 /**

@@ -62,7 +62,8 @@ priv_need(uint32_t priv)
 
 	if (priv & (DPDAT_MEM_PRIV_LOCAL_READ | DPDAT_MEM_PRIV_REMOTE_READ))
 		need |= MR_MAP_READ;
-	if (priv & (DPDAT_MEM_PRIV_LOCAL_WRITE | DPDAT_MEM_PRIV_REMOTE_WRITE))
+	if (priv & (DPDAT_MEM_PRIV_LOCAL_WRITE | DPDAT_MEM_PRIV_REMOTE_WRITE |
+		    DPDAT_MEM_PRIV_REMOTE_ATOMIC))
 		need |= MR_MAP_WRITE;
 	return need;
 }
@@ -168,9 +169,11 @@ dpdat_lmr_create(struct dpdat_pz *pz, const struct dpdat_mem_desc *desc,
 		rte_errno = EBADF;
 		return NULL;
 	}
-	/* remote write needs local write, as on InfiniBand */
-	if (desc == NULL || (privileges & ~DPDAT_MEM_PRIV_ALL) != 0 ||
-	    ((privileges & DPDAT_MEM_PRIV_REMOTE_WRITE) &&
+	/* remote write and atomics need local write, as on InfiniBand */
+	if (desc == NULL || (privileges & ~(DPDAT_MEM_PRIV_ALL |
+					    DPDAT_MEM_PRIV_REMOTE_ATOMIC)) != 0 ||
+	    ((privileges & (DPDAT_MEM_PRIV_REMOTE_WRITE |
+			    DPDAT_MEM_PRIV_REMOTE_ATOMIC)) &&
 	     !(privileges & DPDAT_MEM_PRIV_LOCAL_WRITE))) {
 		rte_errno = EINVAL;
 		return NULL;
@@ -224,7 +227,9 @@ dpdat_lmr_query(const struct dpdat_lmr *lmr, struct dpdat_lmr_info *info)
 	info->pz = lmr->pz;
 	info->privileges = lmr->priv;
 	info->lmr_context = lmr->ctx;
-	info->rmr_context = (lmr->priv & DPDAT_MEM_PRIV_REMOTE) ? lmr->ctx : 0;
+	info->rmr_context = (lmr->priv & (DPDAT_MEM_PRIV_REMOTE |
+					  DPDAT_MEM_PRIV_REMOTE_ATOMIC)) ?
+			    lmr->ctx : 0;
 	info->address = mem->addr;
 	info->length = mem->len;
 	info->registered_address = mem->reg_addr;

@@ -68,7 +68,8 @@ bind_check(const struct dpdat_rmr *rmr, const struct dpdat_lmr *lmr,
 	if ((privileges & DPDAT_MEM_PRIV_REMOTE_READ) &&
 	    !(lmr->priv & DPDAT_MEM_PRIV_LOCAL_READ))
 		return -EACCES;
-	if ((privileges & DPDAT_MEM_PRIV_REMOTE_WRITE) &&
+	if ((privileges & (DPDAT_MEM_PRIV_REMOTE_WRITE |
+			   DPDAT_MEM_PRIV_REMOTE_ATOMIC)) &&
 	    !(lmr->priv & DPDAT_MEM_PRIV_LOCAL_WRITE))
 		return -EACCES;
 	return 0;
@@ -86,7 +87,8 @@ mr_rmr_bind(struct dpdat_rmr *rmr, const struct dpdat_lmr_triplet *seg,
 
 	if (rmr == NULL || rmr->magic != MR_MAGIC_RMR)
 		return -EBADF;
-	if (seg == NULL || (privileges & ~DPDAT_MEM_PRIV_REMOTE) != 0)
+	if (seg == NULL || (privileges & ~(DPDAT_MEM_PRIV_REMOTE |
+					   DPDAT_MEM_PRIV_REMOTE_ATOMIC)) != 0)
 		return -EINVAL;
 	dom = rmr->pz->dom;
 	pthread_mutex_lock(&dom->lock);

@@ -84,7 +84,7 @@ read_walk(struct dpdat_qp *qp, uint64_t now)
 
 	while (qp->sq_head != qp->sq_started) {
 		w = swqe(qp, qp->sq_head);
-		if (w->opcode != DPDAT_WR_RDMA_READ)
+		if (!rc_wr_reads(w->opcode))
 			break;
 		while (w->done_pkts < w->npkts &&
 		       rc_rd_test(sr, p = roce_psn_add(w->first_psn,
@@ -122,7 +122,7 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	do {
 		while (qp->sq_head != qp->sq_started) {
 			w = swqe(qp, qp->sq_head);
-			if (w->opcode == DPDAT_WR_RDMA_READ) {
+			if (rc_wr_reads(w->opcode)) {
 				/* responses acknowledge a READ, nothing
 				 * else */
 				break;
@@ -142,7 +142,7 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	 * zero-copy memory still in the device) that this ACK goes past */
 	for (uint32_t i = qp->sq_head; i != qp->sq_started; i++) {
 		w = swqe(qp, i);
-		if (w->opcode == DPDAT_WR_RDMA_READ) {
+		if (rc_wr_reads(w->opcode)) {
 			if (roce_psn_diff(psn, w->first_psn) >= 0)
 				psn = roce_psn_add(w->first_psn, w->done_pkts +
 						   ROCE_PSN_MASK);
@@ -228,6 +228,13 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, const uint8_t *sack,
 	}
 }
 
+/* An ATOMIC ACKNOWLEDGE answers an atomic, READ responses a READ. */
+static inline bool
+resp_fits(const struct rc_swqe *w, uint8_t op)
+{
+	return rc_wr_atomic(w->opcode) == (op == ROCE_OP_ATOMIC_ACK);
+}
+
 /* The response run missing just before psn, inside its READ and from una
  * on, is asked for again: once, when the first response after it came
  * (responses come in order but for those asked again). */
@@ -244,7 +251,7 @@ read_hole(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	if (idx == qp->sq_started)
 		return;
 	w = swqe(qp, idx);
-	if (w->opcode != DPDAT_WR_RDMA_READ)
+	if (!rc_wr_reads(w->opcode))
 		return;
 	lo = roce_psn_diff(qp->una, w->first_psn) > 0 ? qp->una :
 	     w->first_psn;
@@ -264,7 +271,7 @@ read_hole(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 static void
 on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		uint32_t psn, unsigned int off, unsigned int paylen,
-		uint64_t now)
+		const uint8_t *flat, uint64_t now)
 {
 	const int32_t d = roce_psn_diff(psn, qp->una);
 	enum dpdat_wc_status st;
@@ -278,7 +285,7 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	if (idx == qp->sq_started)
 		return;
 	w = swqe(qp, idx);
-	if (w->opcode != DPDAT_WR_RDMA_READ)
+	if (!rc_wr_reads(w->opcode))
 		return;
 	/* a response acknowledges every request before its READ */
 	if (idx != qp->sq_head)
@@ -288,13 +295,15 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 					 w->len - k * qp->pmtu);
 	/* the size asked for; the last response ends the message (a part
 	 * asked again may end anywhere) */
-	if (paylen != want ||
+	if (paylen != want || !resp_fits(w, op) ||
 	    (k + 1 == w->npkts && op != ROCE_OP_READ_RESP_LAST &&
-	     op != ROCE_OP_READ_RESP_ONLY)) {
+	     op != ROCE_OP_READ_RESP_ONLY && op != ROCE_OP_ATOMIC_ACK)) {
 		qp->st.out_of_seq++;
 		return;
 	}
-	st = rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
+	st = flat != NULL ?
+	     rc_buf_to_sge(qp, w->sge, w->num_sge, 0, flat, paylen) :
+	     rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
 			    paylen);
 	if (st != DPDAT_WC_SUCCESS) {
 		rc_qp_fail(qp, idx, st);
@@ -319,7 +328,8 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 /* A READ response: placed only when it is the next one expected. */
 static void
 on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
-	     uint32_t psn, unsigned int off, unsigned int paylen, uint64_t now)
+	     uint32_t psn, unsigned int off, unsigned int paylen,
+	     const uint8_t *flat, uint64_t now)
 {
 	struct rc_swqe *w;
 	enum dpdat_wc_status st;
@@ -328,19 +338,19 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	if (qp->sq_head == qp->sq_started)
 		return;
 	w = swqe(qp, qp->sq_head);
-	if (w->opcode != DPDAT_WR_RDMA_READ) {
+	if (!rc_wr_reads(w->opcode)) {
 		/* a response acknowledges every request before its READ
 		 * (the ACK for them may have been lost) */
 		uint32_t idx = rc_swqe_of_psn(qp, psn);
 
 		if (idx == qp->sq_started ||
-		    swqe(qp, idx)->opcode != DPDAT_WR_RDMA_READ)
+		    !rc_wr_reads(swqe(qp, idx)->opcode))
 			return;
 		ack_upto(qp, roce_psn_add(swqe(qp, idx)->first_psn,
 					  ROCE_PSN_MASK), now);
 		w = swqe(qp, qp->sq_head);
 		if (qp->sq_head == qp->sq_started ||
-		    w->opcode != DPDAT_WR_RDMA_READ)
+		    !rc_wr_reads(w->opcode))
 			return;
 	}
 	expect = roce_psn_add(w->first_psn, w->done_pkts);
@@ -361,13 +371,16 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	/* size must match what we asked for, and only the last response
 	 * may end the message. A READ asked again from the middle is
 	 * answered with a fresh FIRST (or ONLY), so the start may be any. */
-	if (paylen != want ||
+	if (paylen != want || !resp_fits(w, op) ||
 	    ((k + 1 == w->npkts) != (op == ROCE_OP_READ_RESP_LAST ||
-				     op == ROCE_OP_READ_RESP_ONLY))) {
+				     op == ROCE_OP_READ_RESP_ONLY ||
+				     op == ROCE_OP_ATOMIC_ACK))) {
 		qp->st.out_of_seq++;
 		return;
 	}
-	st = rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
+	st = flat != NULL ?
+	     rc_buf_to_sge(qp, w->sge, w->num_sge, 0, flat, paylen) :
+	     rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
 			    paylen);
 	if (st != DPDAT_WC_SUCCESS) {
 		rc_qp_fail(qp, qp->sq_head, st);
@@ -416,10 +429,29 @@ rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
 		}
 		return;
 	}
+	if (op == ROCE_OP_ATOMIC_ACK) {
+		/* the value before the atomic, placed in host order as an
+		 * 8-byte response (only an ACK syndrome answers one) */
+		struct roce_atomackh ack;
+		uint64_t orig;
+
+		if ((syn & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK || paylen != 0)
+			return;
+		rc_mbuf_copy(m, hdr_off + sizeof(aeth), (uint8_t *)&ack,
+			     sizeof(ack));
+		orig = rte_be_to_cpu_64(ack.orig);
+		if (qp->sr != NULL)
+			on_read_resp_sr(qp, m, op, psn, 0, sizeof(orig),
+					(const uint8_t *)&orig, now);
+		else
+			on_read_resp(qp, m, op, psn, 0, sizeof(orig),
+				     (const uint8_t *)&orig, now);
+		return;
+	}
 	if (qp->sr != NULL)
 		on_read_resp_sr(qp, m, op, psn, hdr_off + roce_ext_len(op),
-				paylen, now);
+				paylen, NULL, now);
 	else
 		on_read_resp(qp, m, op, psn, hdr_off + roce_ext_len(op),
-			     paylen, now);
+			     paylen, NULL, now);
 }

@@ -86,7 +86,7 @@ rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip, bool all)
 					     sizeof(struct rte_ether_hdr));
 		rc_mbuf_copy(m, PORT_HDR_LEN, (uint8_t *)&b, sizeof(b));
 		if (ip->dst_addr == dip && roce_bth_qpn(&b) == dqpn &&
-		    (all || b.opcode <= ROCE_OP_READ_REQUEST))
+		    (all || roce_op_request(b.opcode)))
 			rte_pktmbuf_free(m);
 		else
 			dev->tx[n++] = m;
@@ -151,6 +151,7 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 	case ROCE_OP_READ_RESP_MIDDLE:
 	case ROCE_OP_READ_RESP_LAST:
 	case ROCE_OP_READ_RESP_ONLY:
+	case ROCE_OP_ATOMIC_ACK:
 		rc_completer(qp, m, bth, rx->off, rx->paylen);
 		rc_req_check(qp, "an answer");
 		break;

@@ -508,9 +508,14 @@ swqe_check(const struct dpdat_send_wr *wr, uint32_t *len)
 
 	if (wr->num_sge > DPDAT_MAX_SGE ||
 	    (wr->num_sge != 0 && wr->sg_list == NULL) ||
-	    wr->opcode > DPDAT_WR_RDMA_READ ||
+	    (wr->opcode > DPDAT_WR_RDMA_READ && !rc_wr_atomic(wr->opcode)) ||
 	    (wr->flags & ~(DPDAT_SEND_SIGNALED | DPDAT_SEND_SOLICITED |
 			   DPDAT_SEND_FENCE)) != 0)
+		return -EINVAL;
+	/* an atomic's result: one SGE of 8 bytes (the target's alignment is
+	 * the responder's to check, as on InfiniBand) */
+	if (rc_wr_atomic(wr->opcode) &&
+	    (wr->num_sge != 1 || wr->sg_list[0].length != 8))
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
 		if (l + wr->sg_list[i].length < l)
@@ -536,6 +541,8 @@ swqe_fill(struct rc_swqe *w, const struct dpdat_qp *qp,
 	w->raddr = wr->remote_addr;
 	w->rkey = wr->rkey;
 	w->len = len;
+	w->cmp_add = wr->compare_add;
+	w->swap = wr->swap;
 	if (wr->num_sge != 0)
 		memcpy(w->sge, wr->sg_list, wr->num_sge * sizeof(w->sge[0]));
 }

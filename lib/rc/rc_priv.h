@@ -83,6 +83,8 @@ struct rc_swqe {
 	uint64_t raddr;
 	uint32_t rkey;
 	uint32_t len;		/* total bytes */
+	uint64_t cmp_add;	/* atomics: compare (CmpSwap) or add */
+	uint64_t swap;		/* CmpSwap: the new value */
 	uint32_t first_psn;	/* valid once started */
 	uint32_t npkts;		/* PSNs the WR uses */
 	uint32_t done_pkts;	/* READ: response packets placed */
@@ -95,7 +97,8 @@ struct rc_swqe {
 	struct dpdat_sge sge[DPDAT_MAX_SGE];
 };
 
-/* A READ the responder is answering (responder resources). */
+/* A READ the responder is answering (responder resources), or an atomic
+ * whose answer (its one ATOMIC ACKNOWLEDGE) waits behind them. */
 struct rc_read_res {
 	uint64_t va;
 	uint32_t rkey;
@@ -105,7 +108,33 @@ struct rc_read_res {
 	uint32_t left;		/* response packets still to send */
 	uint32_t off;		/* bytes already sent */
 	uint32_t npkts;
+	bool atomic;		/* an atomic's answer: orig, no memory read */
+	uint64_t orig;		/* the target's value before the atomic */
 };
+
+/* An atomic executed: its PSN and result, kept so that a duplicate of the
+ * request is answered with the same value and never executed again. */
+struct rc_atomic_res {
+	uint32_t psn;
+	uint64_t orig;
+};
+
+/* A send WR answered by responses rather than by ACKs: a READ or an atomic
+ * (an atomic is a READ of 8 bytes whose one response carries the value). */
+static inline bool
+rc_wr_reads(unsigned int opcode)
+{
+	return opcode == DPDAT_WR_RDMA_READ ||
+	       opcode == DPDAT_WR_ATOMIC_CMP_SWP ||
+	       opcode == DPDAT_WR_ATOMIC_FETCH_ADD;
+}
+
+static inline bool
+rc_wr_atomic(unsigned int opcode)
+{
+	return opcode == DPDAT_WR_ATOMIC_CMP_SWP ||
+	       opcode == DPDAT_WR_ATOMIC_FETCH_ADD;
+}
 
 struct rc_rwqe {
 	uint64_t wr_id;
@@ -301,6 +330,10 @@ struct dpdat_qp {
 	/* responder resources: READs being answered, oldest first */
 	struct rc_read_res res[RC_MAX_RD];
 	uint32_t res_head, nres;
+	/* the last RC_MAX_RD atomics executed (a requester has at most
+	 * max_rd outstanding), oldest first */
+	struct rc_atomic_res atom[RC_MAX_RD];
+	uint32_t atom_head, n_atom;
 };
 
 /* The device as the RC layer sees it: its port, its registration domain,
@@ -606,6 +639,10 @@ void rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
 enum dpdat_wc_status rc_sge_to_buf(struct dpdat_qp *qp,
 				   const struct dpdat_sge *sge, uint32_t n,
 				   uint32_t off, uint8_t *dst, uint32_t len);
+enum dpdat_wc_status rc_buf_to_sge(struct dpdat_qp *qp,
+				   const struct dpdat_sge *sge, uint32_t n,
+				   uint32_t off, const uint8_t *src,
+				   uint32_t len);
 enum dpdat_wc_status rc_mbuf_to_sge(struct dpdat_qp *qp,
 				    const struct dpdat_sge *sge, uint32_t n,
 				    uint32_t off, const struct rte_mbuf *m,

@@ -194,7 +194,7 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 }
 
 /* (Re)send the READ request of w for n response packets from k on (0: to
- * the end). */
+ * the end); an atomic's request. */
 static int
 send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	      uint32_t n, uint32_t psn, uint64_t now)
@@ -202,9 +202,27 @@ send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	const uint32_t off = k * qp->pmtu;
 	const uint32_t len = n == 0 || k + n >= w->npkts ? w->len - off :
 			     n * qp->pmtu;
+	struct roce_atometh *ae;
 	struct roce_reth *reth;
 	struct rte_mbuf *m;
 
+	if (rc_wr_atomic(w->opcode)) {
+		/* one request, one response: sent again as it was */
+		m = rc_pkt_alloc(qp, w->opcode == DPDAT_WR_ATOMIC_CMP_SWP ?
+				 ROCE_OP_CMP_SWAP : ROCE_OP_FETCH_ADD, psn,
+				 true, 0);
+		if (m == NULL)
+			return -1;
+		ae = rte_pktmbuf_mtod_offset(m, struct roce_atometh *,
+					     sizeof(struct roce_bth));
+		ae->va = rte_cpu_to_be_64(w->raddr);
+		ae->rkey = rte_cpu_to_be_32(w->rkey);
+		ae->swap_add = rte_cpu_to_be_64(w->opcode ==
+				DPDAT_WR_ATOMIC_CMP_SWP ? w->swap : w->cmp_add);
+		ae->compare = rte_cpu_to_be_64(w->opcode ==
+				DPDAT_WR_ATOMIC_CMP_SWP ? w->cmp_add : 0);
+		goto send;
+	}
 	m = rc_pkt_alloc(qp, ROCE_OP_READ_REQUEST, psn, true, 0);
 	if (m == NULL)
 		return -1;
@@ -213,6 +231,7 @@ send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	reth->va = rte_cpu_to_be_64(w->raddr + off);
 	reth->rkey = rte_cpu_to_be_32(w->rkey);
 	reth->dlen = rte_cpu_to_be_32(len);
+send:
 	/* the first response answers it, unless READs before it keep the
 	 * responder busy (their answers are not a round trip) */
 	if (qp->reads_out == 1)
@@ -272,7 +291,7 @@ rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now)
 	/* Karn: a resend at or before the packet timed spoils its sample */
 	if (qp->rtt_tsc != 0 && roce_psn_diff(psn, qp->rtt_psn) <= 0)
 		qp->rtt_tsc = 0;
-	if (w->opcode == DPDAT_WR_RDMA_READ) {
+	if (rc_wr_reads(w->opcode)) {
 		/* ask from the first response not placed yet */
 		k = RTE_MAX(k, w->done_pkts);
 		return rc_read_again(qp, w, k, now);
@@ -341,7 +360,7 @@ read_ask_timer(struct dpdat_qp *qp, uint64_t now)
 	struct rc_swqe *w = &qp->sq[idx & (qp->sq_size - 1)];
 	struct rc_ask *a;
 
-	if (idx == qp->sq_started || w->opcode != DPDAT_WR_RDMA_READ ||
+	if (idx == qp->sq_started || !rc_wr_reads(w->opcode) ||
 	    rc_rd_test(qp->sr, qp->una) ||
 	    (a = ask_of_una(qp->sr, qp->una)) == NULL)
 		return false;
@@ -379,7 +398,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 		w = swqe(qp, qp->sq_send);
 		if (qp->sq_send == qp->sq_started) {
 			/* first transmission: the WR gets its PSNs */
-			if (w->opcode == DPDAT_WR_RDMA_READ &&
+			if (rc_wr_reads(w->opcode) &&
 			    qp->reads_out >= qp->max_rd)
 				break;
 			if ((w->flags & DPDAT_SEND_FENCE) && qp->reads_out)
@@ -391,7 +410,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			w->placed = 0;
 			rc_zc_start(qp, w);
 			qp->sq_started++;
-			if (w->opcode == DPDAT_WR_RDMA_READ)
+			if (rc_wr_reads(w->opcode))
 				qp->reads_out++;
 		}
 		if (qp->una == qp->max_sent)
@@ -406,7 +425,7 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 			go_back(qp, qp->una);
 			break;
 		}
-		if (w->opcode == DPDAT_WR_RDMA_READ) {
+		if (rc_wr_reads(w->opcode)) {
 			if (send_read_req(qp, w, k, 0, qp->psn, now) != 0)
 				break;
 			psn_advance(qp, w->npkts - k);
@@ -526,7 +545,7 @@ probe(struct dpdat_qp *qp, uint64_t now)
 	const uint32_t idx = rc_swqe_of_psn(qp, qp->una);
 	const struct rc_swqe *w = &qp->sq[idx & (qp->sq_size - 1)];
 	const uint32_t psn = (idx != qp->sq_started &&
-			      w->opcode == DPDAT_WR_RDMA_READ) || qp->sr ?
+			      rc_wr_reads(w->opcode)) || qp->sr ?
 			     qp->una : roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
 
 	qp->st.probes++;
@@ -538,7 +557,7 @@ probe(struct dpdat_qp *qp, uint64_t now)
 		qp->rexmit_tsc = now;
 		rc_resend(qp, psn, true, now);
 		if (psn != last && li != qp->sq_started &&
-		    swqe(qp, li)->opcode != DPDAT_WR_RDMA_READ)
+		    !rc_wr_reads(swqe(qp, li)->opcode))
 			rc_resend(qp, last, true, now);
 		return;
 	}
@@ -686,7 +705,7 @@ rc_req_check(const struct dpdat_qp *qp, const char *where)
 		if (i + 1 != qp->sq_started)
 			REQ_ASSERT(roce_psn_add(w->first_psn, w->npkts) ==
 				   qp->sq[(i + 1) & (qp->sq_size - 1)].first_psn);
-		if (w->opcode == DPDAT_WR_RDMA_READ) {
+		if (rc_wr_reads(w->opcode)) {
 			reads++;
 			REQ_ASSERT(w->done_pkts < w->npkts);
 			if (i == qp->sq_head)

@@ -94,6 +94,7 @@ read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	r->npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
 	r->left = r->npkts;
 	r->off = 0;
+	r->atomic = false;
 	qp->nres++;
 	return 0;
 }
@@ -189,6 +190,28 @@ read_resp_pkt(struct dpdat_qp *qp, const struct rc_read_res *r, uint8_t op,
 	return 0;
 }
 
+/* The ATOMIC ACKNOWLEDGE of r: the value its target held before. 0, or
+ * -1: not now. */
+static int
+atomic_ack(struct dpdat_qp *qp, const struct rc_read_res *r)
+{
+	struct rte_mbuf *m = rc_pkt_alloc(qp, ROCE_OP_ATOMIC_ACK, r->psn,
+					  false, 0);
+	struct roce_aeth *aeth;
+	struct roce_atomackh *ack;
+
+	if (m == NULL)
+		return -1;
+	aeth = rte_pktmbuf_mtod_offset(m, struct roce_aeth *,
+				       sizeof(struct roce_bth));
+	aeth->smsn = rte_cpu_to_be_32((uint32_t)ROCE_AETH_CREDIT_INVALID << 24 |
+				      (qp->msn & ROCE_PSN_MASK));
+	ack = (struct roce_atomackh *)(aeth + 1);
+	ack->orig = rte_cpu_to_be_64(r->orig);
+	rc_pkt_send(qp, m);
+	return 0;
+}
+
 /* Send READ responses, a budget at a time. */
 void
 rc_responder_reads(struct dpdat_qp *qp)
@@ -205,6 +228,11 @@ rc_responder_reads(struct dpdat_qp *qp)
 		holes = qp->sr != NULL && qp->sr->n_holes != 0;
 		r = holes ? &qp->sr->hole[qp->sr->hole_head] :
 			    &qp->res[qp->res_head];
+		if (r->atomic) {
+			if (atomic_ack(qp, r) != 0)
+				return;
+			goto answered;
+		}
 		k = r->npkts - r->left;
 		n = RTE_MIN((uint32_t)qp->pmtu, r->len - r->off);
 		if (r->npkts == 1)
@@ -225,6 +253,7 @@ rc_responder_reads(struct dpdat_qp *qp)
 		if (read_resp_pkt(qp, r, op, n, &x) != 0)
 			return;
 		r->off += n;
+answered:
 		r->psn = roce_psn_add(r->psn, 1);
 		if (--r->left != 0)
 			continue;
@@ -260,12 +289,13 @@ read_reth(const struct rte_mbuf *m, unsigned int off, uint64_t *va,
 static bool
 seq_ok(struct dpdat_qp *qp, uint8_t op, unsigned int paylen)
 {
-	const uint8_t f = roce_op_flags[op];
+	const uint16_t f = roce_op_flags[op];
 	const bool send = op <= ROCE_OP_SEND_ONLY_IMM;
 	const bool write = op >= ROCE_OP_WRITE_FIRST &&
 			   op <= ROCE_OP_WRITE_ONLY_IMM;
 
-	if (!send && !write && op != ROCE_OP_READ_REQUEST)
+	if (!send && !write && op != ROCE_OP_READ_REQUEST &&
+	    op != ROCE_OP_CMP_SWAP && op != ROCE_OP_FETCH_ADD)
 		return false;	/* responses and ACKs never come here */
 	switch (qp->resp_msg) {
 	case RC_RESP_MSG_SEND:
@@ -310,7 +340,7 @@ static void
 do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	unsigned int off, unsigned int paylen)
 {
-	const uint8_t f = roce_op_flags[op];
+	const uint16_t f = roce_op_flags[op];
 	struct rc_rwqe *w = rc_rwqe_cur(qp);
 	enum dpdat_wc_status st;
 	uint32_t imm;
@@ -355,7 +385,7 @@ static void
 do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	 unsigned int off, unsigned int paylen)
 {
-	const uint8_t f = roce_op_flags[op];
+	const uint16_t f = roce_op_flags[op];
 	struct dpdat_mr_xlat x;
 	uint64_t va;
 	uint32_t rkey, len, imm;
@@ -456,6 +486,98 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 		rc_sr_drop_range(qp, roce_psn_add(psn, 1), npkts - 1);
 }
 
+/* An atomic request (CmpSwap, FetchAdd) at psn. New: checked (8-byte
+ * aligned, key, PZ, bounds, the atomic privilege), executed on the host's
+ * memory with the CPU's own atomic instruction (so it is atomic with every
+ * other responder, engine and thread touching the word), its result kept;
+ * the answer waits behind the READs being answered. Duplicate: answered
+ * with the result kept, never executed again; one not kept is dropped (the
+ * requester asks again, then gives up). */
+static void
+do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
+	  unsigned int off, bool dup)
+{
+	struct rc_atomic_res *a;
+	struct dpdat_mr_xlat x;
+	struct roce_atometh ae;
+	struct rc_read_res *r;
+	uint64_t va, arg, orig;
+	uint32_t i;
+
+	if (dup) {
+		for (i = qp->n_atom; i-- > 0; ) {
+			a = &qp->atom[(qp->atom_head + i) % RC_MAX_RD];
+			if (a->psn == psn)
+				break;
+		}
+		if (i == UINT32_MAX)
+			return;
+		/* an answer still queued goes out anyway */
+		for (i = 0; i < qp->nres; i++) {
+			r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+			if (r->first_psn == psn)
+				return;
+		}
+		orig = a->orig;
+		if (qp->sr != NULL) {
+			if (qp->sr->n_holes == RC_RD_HOLES)
+				return;
+			r = &qp->sr->hole[(qp->sr->hole_head +
+					   qp->sr->n_holes++) % RC_RD_HOLES];
+		} else {
+			read_restart(qp, psn);
+			if (read_enqueue(qp, 0, 0, 8, psn) != 0)
+				return;
+			r = &qp->res[(qp->res_head + qp->nres - 1) % RC_MAX_RD];
+		}
+		*r = (struct rc_read_res){ .len = 8, .psn = psn,
+			.first_psn = psn, .left = 1, .npkts = 1,
+			.atomic = true, .orig = orig };
+		qp->st.atomic_replays++;
+		return;
+	}
+	rc_mbuf_copy(m, off, (uint8_t *)&ae, sizeof(ae));
+	va = rte_be_to_cpu_64(ae.va);
+	if (va % 8 != 0) {
+		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
+		return;
+	}
+	if (mr_access_check(qp->dev->dom, rte_be_to_cpu_32(ae.rkey), va, 8,
+			DPDAT_MEM_PRIV_REMOTE_ATOMIC, qp->pz_id, qp->tag,
+			&x) != DPDAT_MR_CHECK_OK) {
+		fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+		return;
+	}
+	if (read_enqueue(qp, 0, 0, 8, psn) != 0) {
+		/* more READs and atomics than the resources we offered */
+		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
+		return;
+	}
+	arg = rte_be_to_cpu_64(ae.swap_add);
+	if (op == ROCE_OP_CMP_SWAP) {
+		orig = rte_be_to_cpu_64(ae.compare);
+		/* on a mismatch orig becomes the word's value */
+		__atomic_compare_exchange_n((uint64_t *)x.addr, &orig, arg,
+					    false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+	} else {
+		orig = __atomic_fetch_add((uint64_t *)x.addr, arg,
+					  __ATOMIC_SEQ_CST);
+	}
+	r = &qp->res[(qp->res_head + qp->nres - 1) % RC_MAX_RD];
+	r->atomic = true;
+	r->orig = orig;
+	if (qp->n_atom == RC_MAX_RD) {	/* forget the oldest */
+		qp->atom_head = (qp->atom_head + 1) % RC_MAX_RD;
+		qp->n_atom--;
+	}
+	qp->atom[(qp->atom_head + qp->n_atom++) % RC_MAX_RD] =
+		(struct rc_atomic_res){ .psn = psn, .orig = orig };
+	qp->st.atomics++;
+	qp->msn++;
+	qp->epsn = roce_psn_add(psn, 1);
+}
+
 /* A packet past a gap. Under selective repeat it is held, else dropped;
  * one NAK per gap, and with a dpdat peer again for a packet asking for an
  * answer: the first NAK may have been lost (a dpdat requester acts on a
@@ -531,6 +653,9 @@ rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 		qp->st.dup_rcvd++;
 		if (bth->opcode == ROCE_OP_READ_REQUEST)
 			do_read(qp, m, psn, off, true);
+		else if (bth->opcode == ROCE_OP_CMP_SWAP ||
+			 bth->opcode == ROCE_OP_FETCH_ADD)
+			do_atomic(qp, m, bth->opcode, psn, off, true);
 		else
 			ack_later(qp);
 		return;
@@ -564,11 +689,15 @@ in_order(struct dpdat_qp *qp, struct rte_mbuf *m, const struct roce_bth *bth,
 		do_send(qp, m, op, psn, off, paylen);
 	else if (op == ROCE_OP_READ_REQUEST)
 		do_read(qp, m, psn, off, false);
+	else if (op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD)
+		do_atomic(qp, m, op, psn, off, false);
 	else
 		do_write(qp, m, op, psn, off, paylen);
+	/* a READ's or an atomic's response is its acknowledgement */
 	if (qp->state == DPDAT_QPS_RTS &&
 	    (rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_ACKREQ) &&
-	    op != ROCE_OP_READ_REQUEST)
+	    op != ROCE_OP_READ_REQUEST && op != ROCE_OP_CMP_SWAP &&
+	    op != ROCE_OP_FETCH_ADD)
 		ack_later(qp);
 }
 

@@ -78,6 +78,30 @@ rc_mbuf_copy(const struct rte_mbuf *m, uint32_t moff, uint8_t *dst,
 }
 
 enum dpdat_wc_status
+rc_buf_to_sge(struct dpdat_qp *qp, const struct dpdat_sge *sge, uint32_t n,
+	      uint32_t off, const uint8_t *src, uint32_t len)
+{
+	struct dpdat_mr_xlat x;
+	uint32_t skip, c;
+	int i = sge_seek(sge, n, off, &skip);
+
+	for (; len != 0; i++, skip = 0) {
+		if ((uint32_t)i >= n)
+			return DPDAT_WC_LOC_LEN_ERR;
+		c = RTE_MIN(len, sge[i].length - skip);
+		if (dpdat_mr_access_check(qp->dev->dom, sge[i].lkey,
+				sge[i].addr + skip, c,
+				DPDAT_MEM_PRIV_LOCAL_WRITE, qp->pz_id,
+				&x) != DPDAT_MR_CHECK_OK)
+			return DPDAT_WC_LOC_PROT_ERR;
+		memcpy(x.addr, src, c);
+		src += c;
+		len -= c;
+	}
+	return DPDAT_WC_SUCCESS;
+}
+
+enum dpdat_wc_status
 rc_mbuf_to_sge(struct dpdat_qp *qp, const struct dpdat_sge *sge, uint32_t n,
 	       uint32_t off, const struct rte_mbuf *m, uint32_t moff,
 	       uint32_t len)

@@ -181,7 +181,7 @@ sack_word(const uint8_t *map, uint32_t j)
 static inline uint64_t
 sent_at(const struct dpdat_qp *qp, const struct rc_swqe *w, uint32_t psn)
 {
-	return w->opcode == DPDAT_WR_RDMA_READ ? w->sent_seq :
+	return rc_wr_reads(w->opcode) ? w->sent_seq :
 	       qp->sr->sent_seq[psn & SR_MASK];
 }
 
@@ -209,7 +209,7 @@ maybe_resend(struct dpdat_qp *qp, uint32_t *idx, uint32_t psn,
 	if (w == NULL)
 		return false;
 	/* a READ is one request: only its first PSN is a packet */
-	if ((w->opcode == DPDAT_WR_RDMA_READ && psn != w->first_psn) ||
+	if ((rc_wr_reads(w->opcode) && psn != w->first_psn) ||
 	    sent_at(qp, w, psn) >= newest)
 		return true;
 	if (rc_resend(qp, psn, false, now) != 0)

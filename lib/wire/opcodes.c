@@ -10,7 +10,7 @@
 #define L ROCE_F_LAST
 
 /* The headers and message position of every opcode dpdat speaks. */
-const uint8_t roce_op_flags[256] = {
+const uint16_t roce_op_flags[256] = {
 	[ROCE_OP_SEND_FIRST]	= V | P | F,
 	[ROCE_OP_SEND_MIDDLE]	= V | P,
 	[ROCE_OP_SEND_LAST]	= V | P | L,
@@ -29,6 +29,9 @@ const uint8_t roce_op_flags[256] = {
 	[ROCE_OP_READ_RESP_LAST] = V | P | L | ROCE_F_AETH,
 	[ROCE_OP_READ_RESP_ONLY] = V | P | F | L | ROCE_F_AETH,
 	[ROCE_OP_ACK]		= V | F | L | ROCE_F_AETH,
+	[ROCE_OP_ATOMIC_ACK]	= V | F | L | ROCE_F_AETH | ROCE_F_ATOMICACK,
+	[ROCE_OP_CMP_SWAP]	= V | F | L | ROCE_F_ATOMIC,
+	[ROCE_OP_FETCH_ADD]	= V | F | L | ROCE_F_ATOMIC,
 	[ROCE_OP_UD_SEND_ONLY]	= V | P | F | L | ROCE_F_DETH,
 	[ROCE_OP_UD_SEND_ONLY_IMM] = V | P | F | L | ROCE_F_DETH | ROCE_F_IMM,
 };

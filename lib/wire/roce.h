@@ -47,6 +47,8 @@ enum roce_opcode {
 	ROCE_OP_READ_RESP_ONLY		= 0x10,
 	ROCE_OP_ACK			= 0x11,
 	ROCE_OP_ATOMIC_ACK		= 0x12,
+	ROCE_OP_CMP_SWAP		= 0x13,
+	ROCE_OP_FETCH_ADD		= 0x14,
 	ROCE_OP_UD_SEND_ONLY		= 0x64,	/* UD 011b, SEND only */
 	ROCE_OP_UD_SEND_ONLY_IMM	= 0x65,
 	ROCE_OP_CNP			= 0x81,
@@ -95,6 +97,20 @@ struct roce_immdt {
 	rte_be32_t imm;
 } __rte_packed;
 
+/* Atomic request (CmpSwap, FetchAdd): the 8-byte aligned target, the value
+ * to swap in or add, and the value to compare with (CmpSwap only). */
+struct roce_atometh {
+	rte_be64_t va;
+	rte_be32_t rkey;
+	rte_be64_t swap_add;
+	rte_be64_t compare;
+} __rte_packed;
+
+/* Atomic response: the target's value before the operation. */
+struct roce_atomackh {
+	rte_be64_t orig;
+} __rte_packed;
+
 /* Which extension headers an RC opcode carries, and its place in a message. */
 #define ROCE_F_RETH	0x01
 #define ROCE_F_AETH	0x02
@@ -104,8 +120,10 @@ struct roce_immdt {
 #define ROCE_F_FIRST	0x20
 #define ROCE_F_LAST	0x40
 #define ROCE_F_VALID	0x80
+#define ROCE_F_ATOMIC	0x100	/* AtomicETH */
+#define ROCE_F_ATOMICACK 0x200	/* AtomicAckETH */
 
-extern const uint8_t roce_op_flags[256];
+extern const uint16_t roce_op_flags[256];
 
 static inline bool
 roce_op_valid(uint8_t op)
@@ -117,12 +135,22 @@ roce_op_valid(uint8_t op)
 static inline unsigned int
 roce_ext_len(uint8_t op)
 {
-	uint8_t f = roce_op_flags[op];
+	uint16_t f = roce_op_flags[op];
 
 	return (f & ROCE_F_RETH ? sizeof(struct roce_reth) : 0) +
 	       (f & ROCE_F_AETH ? sizeof(struct roce_aeth) : 0) +
 	       (f & ROCE_F_IMM ? sizeof(struct roce_immdt) : 0) +
-	       (f & ROCE_F_DETH ? sizeof(struct roce_deth) : 0);
+	       (f & ROCE_F_DETH ? sizeof(struct roce_deth) : 0) +
+	       (f & ROCE_F_ATOMIC ? sizeof(struct roce_atometh) : 0) +
+	       (f & ROCE_F_ATOMICACK ? sizeof(struct roce_atomackh) : 0);
+}
+
+/* A request (SEND, WRITE, READ, atomic), as opposed to an answer. */
+static inline bool
+roce_op_request(uint8_t op)
+{
+	return op <= ROCE_OP_READ_REQUEST || op == ROCE_OP_CMP_SWAP ||
+	       op == ROCE_OP_FETCH_ADD;
 }
 
 static inline uint32_t

@@ -184,8 +184,11 @@ test_opcodes(void)
 	CU_ASSERT_EQUAL(roce_ext_len(ROCE_OP_UD_SEND_ONLY), 8);
 	for (op = 0; op < 256; op++)
 		n += roce_op_valid((uint8_t)op);
-	CU_ASSERT_EQUAL(n, 20);
-	CU_ASSERT_FALSE(roce_op_valid(0x13));
+	CU_ASSERT_EQUAL(n, 23);
+	CU_ASSERT_TRUE(roce_op_valid(0x13));	/* CmpSwap */
+	CU_ASSERT_EQUAL(roce_ext_len(ROCE_OP_CMP_SWAP), 28);
+	CU_ASSERT_EQUAL(roce_ext_len(ROCE_OP_ATOMIC_ACK), 12);
+	CU_ASSERT_FALSE(roce_op_valid(0x15));
 	CU_ASSERT_FALSE(roce_op_valid(0xff));
 }
 
@@ -238,6 +241,9 @@ static CU_TestInfo rc_wire_tests[] = {
 extern CU_TestInfo rc_engine_tests[];
 extern CU_TestInfo rc_loss_tests[];
 extern CU_TestInfo rc_post_tests[];
+extern CU_TestInfo rc_atomic_tests[];
+int atomic_suite_init(void);
+int atomic_suite_clean(void);
 int engine_suite_init(void);
 int loss_suite_init(void);
 int post_suite_init(void);
@@ -248,6 +254,9 @@ static CU_SuiteInfo suites[] = {
 	/* the same rig, opened by rc_engine */
 	{ "rc_loss", loss_suite_init, NULL, NULL, NULL, rc_loss_tests },
 	{ "rc_post", post_suite_init, NULL, NULL, NULL, rc_post_tests },
+	/* the same rig */
+	{ "rc_atomic", atomic_suite_init, atomic_suite_clean, NULL, NULL,
+	  rc_atomic_tests },
 	CU_SUITE_INFO_NULL,
 };
 

@@ -362,6 +362,7 @@ static const struct {
 	{ 0x09, 4, 1, 0, 1 }, { 0x0a, 16, 1, 1, 1 }, { 0x0b, 20, 1, 1, 1 },
 	{ 0x0c, 16, 0, 1, 1 }, { 0x0d, 4, 1, 1, 0 }, { 0x0e, 0, 1, 0, 0 },
 	{ 0x0f, 4, 1, 0, 1 }, { 0x10, 4, 1, 1, 1 }, { 0x11, 4, 0, 1, 1 },
+	{ 0x12, 12, 0, 1, 1 }, { 0x13, 28, 0, 1, 1 }, { 0x14, 28, 0, 1, 1 },
 	{ 0x64, 8, 1, 1, 1 }, { 0x65, 12, 1, 1, 1 },
 };
 
@@ -371,7 +372,8 @@ test_opcode_table(void)
 	bool listed[256] = { false };
 
 	for (size_t i = 0; i < RTE_DIM(ibta_ops); i++) {
-		uint8_t op = ibta_ops[i].op, f = roce_op_flags[op];
+		uint8_t op = ibta_ops[i].op;
+		uint16_t f = roce_op_flags[op];
 
 		listed[op] = true;
 		CU_ASSERT(roce_op_valid(op));
