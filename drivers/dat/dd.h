@@ -33,12 +33,14 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <netinet/in.h>
 #include <sys/queue.h>
 
 #include <rte_log.h>
 
 #include <dat2/udat.h>
 #include <dat2/dat_registry.h>
+#include <dat2/dat_ib_extensions.h>
 
 #include <dpdat/dpdat.h>
 #include <dpdat/dpdat_cm.h>
@@ -114,9 +116,10 @@ struct dd_ia {
 	DAT_SOCK_ADDR addr __attribute__((aligned(8)));	/* sockaddr_in */
 	uint32_t ipv4;			/* network order */
 	/* provider-specific attributes (ia.c): DAT_IB_TRANSPORT_MTU is the
-	 * path MTU the connections of this IA use */
+	 * path MTU the connections of this IA use; the IB extensions dpdat
+	 * has (ext.c) say TRUE, as dtestx looks for them */
 	char mtu_str[8];
-	DAT_NAMED_ATTR specific[3];
+	DAT_NAMED_ATTR specific[6];
 };
 
 /* The provider of an IA name (registered by dat_provider_init), and the

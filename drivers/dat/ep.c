@@ -692,14 +692,31 @@ post_status(int ret)
 	return dpdat_dat_err(ret == -EBADF ? -EBUSY : ret, &sub);
 }
 
+/* The native opcode of a DAT request (DAT's own and the IB extensions'). */
+static enum dpdat_wr_opcode
+native_op(DAT_DTOS op)
+{
+	switch ((int)op) {
+	case DAT_DTO_SEND: return DPDAT_WR_SEND;
+	case DAT_DTO_RDMA_WRITE: return DPDAT_WR_RDMA_WRITE;
+	case DAT_IB_DTO_RDMA_WRITE_IMMED: return DPDAT_WR_RDMA_WRITE_IMM;
+	case DAT_IB_DTO_CMP_SWAP: return DPDAT_WR_ATOMIC_CMP_SWP;
+	case DAT_IB_DTO_FETCH_ADD: return DPDAT_WR_ATOMIC_FETCH_ADD;
+	default: return DPDAT_WR_RDMA_READ;
+	}
+}
+
 static DAT_RETURN
 post_request(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 	     DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
-	     DAT_COMPLETION_FLAGS flags, DAT_DTOS op)
+	     DAT_COMPLETION_FLAGS flags, DAT_DTOS op,
+	     const struct dd_post_ext *x)
 {
 	struct dd_ep *ep = dd_obj_get(h, DD_EP);
 	struct dpdat_sge sge[DD_MAX_IOV];
 	struct dpdat_send_wr wr = { .sg_list = sge };
+	const bool atomic = op == (DAT_DTOS)DAT_IB_DTO_CMP_SWAP ||
+			    op == (DAT_DTOS)DAT_IB_DTO_FETCH_ADD;
 	DAT_SEG_LENGTH total;
 	DAT_RETURN ret;
 	bool sig;
@@ -711,15 +728,22 @@ post_request(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		      &total);
 	if (ret != DAT_SUCCESS)
 		return ret;
+	/* an atomic's result: one local segment of 8 bytes */
+	if (atomic && (n != 1 || total != 8))
+		return DD_BAD_PARAM(x->iov_arg);
 	if (op != DAT_DTO_SEND && remote == NULL)
-		return DD_BAD_PARAM(DAT_INVALID_ARG5);
+		return DD_BAD_PARAM(x != NULL ? x->remote_arg :
+				    DAT_INVALID_ARG5);
 	if (dd_ep_state(ep) != DAT_EP_STATE_CONNECTED)
 		return DD_BAD_STATE(DAT_INVALID_STATE_EP_NOTREADY);
 	sig = !suppressed(ep, flags, false);
 	wr.num_sge = (uint32_t)n;
-	wr.opcode = op == DAT_DTO_SEND ? DPDAT_WR_SEND :
-		    op == DAT_DTO_RDMA_WRITE ? DPDAT_WR_RDMA_WRITE :
-					       DPDAT_WR_RDMA_READ;
+	wr.opcode = native_op(op);
+	if (x != NULL) {
+		wr.imm_data = x->imm;
+		wr.compare_add = x->compare_add;
+		wr.swap = x->swap;
+	}
 	wr.flags = (sig ? DPDAT_SEND_SIGNALED : 0) |
 		   (flags & DAT_COMPLETION_SOLICITED_WAIT_FLAG ?
 		    DPDAT_SEND_SOLICITED : 0) |
@@ -755,7 +779,8 @@ DAT_RETURN DAT_API
 dd_ep_post_send(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		DAT_DTO_COOKIE cookie, DAT_COMPLETION_FLAGS flags)
 {
-	return post_request(h, n, iov, cookie, NULL, flags, DAT_DTO_SEND);
+	return post_request(h, n, iov, cookie, NULL, flags, DAT_DTO_SEND,
+			    NULL);
 }
 
 DAT_RETURN DAT_API
@@ -764,7 +789,7 @@ dd_ep_post_rdma_write(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		      DAT_COMPLETION_FLAGS flags)
 {
 	return post_request(h, n, iov, cookie, remote, flags,
-			    DAT_DTO_RDMA_WRITE);
+			    DAT_DTO_RDMA_WRITE, NULL);
 }
 
 DAT_RETURN DAT_API
@@ -773,7 +798,16 @@ dd_ep_post_rdma_read(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 		     DAT_COMPLETION_FLAGS flags)
 {
 	return post_request(h, n, iov, cookie, remote, flags,
-			    DAT_DTO_RDMA_READ);
+			    DAT_DTO_RDMA_READ, NULL);
+}
+
+DAT_RETURN
+dd_ep_post_ext(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
+	       DAT_DTO_COOKIE cookie, const DAT_RMR_TRIPLET *remote,
+	       DAT_COMPLETION_FLAGS flags, DAT_DTOS op,
+	       const struct dd_post_ext *x)
+{
+	return post_request(h, n, iov, cookie, remote, flags, op, x);
 }
 
 DAT_RETURN DAT_API
@@ -856,7 +890,8 @@ ep_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 	uint32_t slot = DD_WR_SLOT(wc->wr_id);
 	uint32_t gen = DD_WR_GEN(wc->wr_id);
 	struct dd_ep *ep;
-	bool recv = wc->opcode == DPDAT_WR_RECV;
+	bool recv = wc->opcode == DPDAT_WR_RECV ||
+		    wc->opcode == DPDAT_WR_RECV_RDMA_IMM;
 	struct dd_wr_queue *q;
 	struct dd_wr *w;
 	uint32_t head;
@@ -893,7 +928,45 @@ ep_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 				     wc->byte_len : w->length,
 		.operation = w->op,
 	};
+	dd_dto_ext(ev, wc);
 	return true;
+}
+
+/* An IB extension's DTO event (dat_ib_extensions.h): its event number is
+ * DAT_IB_DTO_EVENT, and the extension data say which operation completed;
+ * a receive that carried immediate data becomes one too. */
+void
+dd_dto_ext(DAT_EVENT *ev, const struct dpdat_wc *wc)
+{
+	DAT_DTO_COMPLETION_EVENT_DATA *d = &ev->event_data.dto_completion_event_data;
+	DAT_IB_EXTENSION_EVENT_DATA *x =
+		(DAT_IB_EXTENSION_EVENT_DATA *)ev->event_extension_data;
+	DAT_IB_EXT_TYPE type;
+
+	switch ((int)d->operation) {
+	case DAT_IB_DTO_RDMA_WRITE_IMMED: type = DAT_IB_RDMA_WRITE_IMMED; break;
+	case DAT_IB_DTO_CMP_SWAP: type = DAT_IB_CMP_AND_SWAP; break;
+	case DAT_IB_DTO_FETCH_ADD: type = DAT_IB_FETCH_AND_ADD; break;
+	case DAT_DTO_RECEIVE:
+		if (!(wc->flags & DPDAT_WC_WITH_IMM))
+			return;
+		/* the value as it came, as OFA's providers hand it over */
+		x->val.immed.data = wc->imm_data;
+		if (wc->opcode == DPDAT_WR_RECV_RDMA_IMM) {
+			type = DAT_IB_RDMA_WRITE_IMMED_DATA;
+			d->operation = (DAT_DTOS)DAT_IB_DTO_RECV_IMMED;
+		} else {
+			type = DAT_IB_RECV_IMMED_DATA;
+			d->operation = (DAT_DTOS)DAT_IB_DTO_RECV_MSG_IMMED;
+		}
+		break;
+	default:
+		return;
+	}
+	ev->event_number = (DAT_EVENT_NUMBER)DAT_IB_DTO_EVENT;
+	x->type = type;
+	x->status = wc->status == DPDAT_WC_SUCCESS ? DAT_OP_SUCCESS :
+						     DAT_IB_OP_ERR;
 }
 
 RTE_INIT(dd_ep_init)

@@ -166,6 +166,9 @@ fill_specific(struct dd_ia *ia)
 					    ia->mtu_str };
 	ia->specific[2] = (DAT_NAMED_ATTR){ "DPDAT_TRANSPORT",
 					    "RoCEv2 over DPDK" };
+	ia->specific[3] = (DAT_NAMED_ATTR){ DAT_IB_ATTR_CMP_AND_SWAP, "TRUE" };
+	ia->specific[4] = (DAT_NAMED_ATTR){ DAT_IB_ATTR_FETCH_AND_ADD, "TRUE" };
+	ia->specific[5] = (DAT_NAMED_ATTR){ DAT_IB_ATTR_IMMED_DATA, "TRUE" };
 }
 
 DAT_RETURN DAT_API
@@ -367,7 +370,10 @@ fill_ia_attr(const struct dd_ia *ia, DAT_IA_ATTR *a)
 	a->max_rdma_read_per_ep_in_guaranteed = DAT_TRUE;
 	a->max_rdma_read_per_ep_out_guaranteed = DAT_TRUE;
 	a->zb_supported = DAT_FALSE;
-	a->extension_supported = DAT_EXTENSION_NONE;
+	/* the IB extensions' atomics and RDMA write with immediate data
+	 * (ext.c); the others answer DAT_NOT_IMPLEMENTED */
+	a->extension_supported = DAT_EXTENSION_IB;
+	a->extension_version = DAT_IB_EXTENSION_VERSION;
 }
 
 static void
@@ -497,13 +503,3 @@ dd_get_handle_type(DAT_HANDLE h, DAT_HANDLE_TYPE *type)
 	return DAT_SUCCESS;
 }
 
-#ifdef DAT_EXTENSIONS
-DAT_RETURN DAT_API
-dd_handle_extendedop(DAT_HANDLE h, DAT_EXTENDED_OP op, va_list args)
-{
-	(void)h;
-	(void)op;
-	(void)args;
-	return DAT_NOT_IMPLEMENTED;	/* no IB extensions (dtestx) */
-}
-#endif

@@ -45,7 +45,14 @@
 #include "dd_ep.h"
 
 #define PRIV_REMOTE	(DAT_MEM_PRIV_REMOTE_READ_FLAG | \
-			 DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
+			 DAT_MEM_PRIV_REMOTE_WRITE_FLAG | \
+			 DAT_IB_MEM_PRIV_REMOTE_ATOMIC)
+/* every privilege a consumer may ask for: DAT's and the IB extension's
+ * remote atomics (dat_ib_extensions.h) */
+#define PRIV_VALID	(DAT_MEM_PRIV_ALL_FLAG | DAT_IB_MEM_PRIV_REMOTE_ATOMIC)
+/* privileges that need local write, as on InfiniBand */
+#define PRIV_NEED_LW	(DAT_MEM_PRIV_REMOTE_WRITE_FLAG | \
+			 DAT_IB_MEM_PRIV_REMOTE_ATOMIC)
 #define BIND_FLAGS	(DAT_COMPLETION_SUPPRESS_FLAG | \
 			 DAT_COMPLETION_UNSIGNALLED_FLAG | \
 			 DAT_COMPLETION_BARRIER_FENCE_FLAG)
@@ -67,6 +74,8 @@ priv_native(DAT_MEM_PRIV_FLAGS p)
 		n |= DPDAT_MEM_PRIV_REMOTE_READ;
 	if (p & DAT_MEM_PRIV_REMOTE_WRITE_FLAG)
 		n |= DPDAT_MEM_PRIV_REMOTE_WRITE;
+	if (p & DAT_IB_MEM_PRIV_REMOTE_ATOMIC)
+		n |= DPDAT_MEM_PRIV_REMOTE_ATOMIC;
 	return n;
 }
 
@@ -319,10 +328,9 @@ dd_lmr_create(DAT_IA_HANDLE iah,
 
 	if (ia == NULL)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_IA);
-	/* remote write needs local write, as on InfiniBand */
-	if ((priv & ~DAT_MEM_PRIV_ALL_FLAG) != 0 ||
-	    ((priv & DAT_MEM_PRIV_REMOTE_WRITE_FLAG) &&
-	     !(priv & DAT_MEM_PRIV_LOCAL_WRITE_FLAG)))
+	/* remote write and atomics need local write, as on InfiniBand */
+	if ((priv & ~PRIV_VALID) != 0 ||
+	    ((priv & PRIV_NEED_LW) && !(priv & DAT_MEM_PRIV_LOCAL_WRITE_FLAG)))
 		return DD_BAD_PARAM(DAT_INVALID_ARG6);
 	ret = va_check(va, DAT_INVALID_ARG7);
 	if (ret != DAT_SUCCESS)
@@ -634,7 +642,7 @@ bind_check_mem(struct bind *b, DAT_LMR_HANDLE lh, DAT_MEM_PRIV_FLAGS priv)
 		return DAT_SUCCESS;
 	/* local bits are accepted (DAT_MEM_PRIV_ALL_FLAG) and mean nothing
 	 * to an RMR */
-	if ((priv & ~DAT_MEM_PRIV_ALL_FLAG) != 0)
+	if ((priv & ~PRIV_VALID) != 0)
 		return DD_BAD_PARAM(DAT_INVALID_ARG4);
 	b->remote = (DAT_MEM_PRIV_FLAGS)(priv & PRIV_REMOTE);
 	l = dd_obj_get(lh, DD_LMR);
@@ -654,7 +662,7 @@ bind_check_mem(struct bind *b, DAT_LMR_HANDLE lh, DAT_MEM_PRIV_FLAGS priv)
 	if ((b->remote & DAT_MEM_PRIV_REMOTE_READ_FLAG) &&
 	    !(l->param.mem_priv & DAT_MEM_PRIV_LOCAL_READ_FLAG))
 		return DAT_PRIVILEGES_VIOLATION | DAT_PRIVILEGES_RDMA_READ;
-	if ((b->remote & DAT_MEM_PRIV_REMOTE_WRITE_FLAG) &&
+	if ((b->remote & PRIV_NEED_LW) &&
 	    !(info.privileges & DPDAT_MEM_PRIV_LOCAL_WRITE))
 		return DAT_PRIVILEGES_VIOLATION | DAT_PRIVILEGES_RDMA_WRITE;
 	return DAT_SUCCESS;

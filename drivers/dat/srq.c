@@ -49,6 +49,7 @@
 #include <rte_common.h>
 
 #include "dd_calls.h"
+#include "dd_ep.h"
 
 #define SRQ_NATIVE_MIN	256u
 
@@ -413,6 +414,7 @@ srq_dto_event(struct dd_evd *evd, const struct dpdat_wc *wc, DAT_EVENT *ev)
 		.transfered_length = wc->byte_len,
 		.operation = DAT_DTO_RECEIVE,
 	};
+	dd_dto_ext(ev, wc);
 	return true;
 }
 
@@ -441,10 +443,15 @@ srq_event_taken(const DAT_EVENT *ev)
 	struct dd_srq *srq;
 	struct dd_ep *ep;
 
-	switch (ev->event_number) {
+	switch ((int)ev->event_number) {
 	case DAT_DTO_COMPLETION_EVENT:
+	case DAT_IB_DTO_EVENT:		/* a receive with immediate data */
 		if (ev->event_data.dto_completion_event_data.operation !=
-		    DAT_DTO_RECEIVE)
+		    DAT_DTO_RECEIVE &&
+		    ev->event_data.dto_completion_event_data.operation !=
+		    (DAT_DTOS)DAT_IB_DTO_RECV_IMMED &&
+		    ev->event_data.dto_completion_event_data.operation !=
+		    (DAT_DTOS)DAT_IB_DTO_RECV_MSG_IMMED)
 			return;
 		ep = dd_obj_get(ev->event_data.dto_completion_event_data.ep_handle,
 				DD_EP);

@@ -15,6 +15,8 @@
 #   dtest             dtest, default run (RDMA write, read, ping-pong)
 #   trans-<op>        dapltest -T T -V, -w 8, -t 4 (op: sr rw rr mix)
 #   perf-<op>         dapltest -T P (op: rw rr)
+#   dtestx            dtestx: the IB extensions (RDMA write with immediate
+#                     data, compare-and-swap, fetch-and-add)
 #   dtestcm           dtestcm, 1000 connections (its default)
 #   dtestsrq          dtestsrq: its default run, then 8 EPs on one SRQ with
 #                     bursts of 4 three-packet messages
@@ -105,7 +107,7 @@ server_ready() {
 		case $1 in
 		dapltest) grep -q 'Service Point Ready' "$tmp/server.log" &&
 				return 0 ;;
-		dtest|dtestcm) "${SRV[@]}" ss -ltn 2>/dev/null | grep -q ':15828 ' &&
+		dtest|dtestcm|dtestx) "${SRV[@]}" ss -ltn 2>/dev/null | grep -q ':15828 ' &&
 				return 0 ;;
 		*) sleep 1; return 0 ;;
 		esac
@@ -221,6 +223,24 @@ perf-rw|perf-rr)
 	no_problems
 	grep -q '^raw: ' "$tmp/client.log" || fail "no results"
 	grep -h -e 'Total\|^raw:' "$tmp/client.log" | tail -4
+	;;
+dtestx)
+	# the IB extensions: RDMA write with immediate data both ways, then
+	# compare-and-swap and fetch-and-add on each other's memory
+	start_server dtestx -P dpdat0 -s
+	client timeout 120 dtestx -P dpdat0 -c \
+		-h $side >"$tmp/client.log" 2>&1 ||
+		fail "dtestx client exit status $?"
+	wait "$srv_pid" || fail "dtestx server exit status $?"
+	srv_pid=
+	for s in client server; do
+		for t in RDMA_WRITE_WITH_IMMEDIATE_DATA CMP_SWAP FETCH_ADD; do
+			grep -q "$t test - PASSED" "$tmp/$s.log" ||
+				fail "the $s did not pass $t"
+		done
+	done
+	no_problems
+	grep -h 'original data\|final result\|immed_data' "$tmp/client.log"
 	;;
 dtestcm)
 	start_server dtestcm -P dpdat0 -s -c 1000

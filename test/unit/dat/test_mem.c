@@ -679,7 +679,7 @@ test_rmr_bind_memory_codes(void)
 	EXPECT(rmr_bind(r, l, &t, RR, NULL, 1, 0, &rc),
 	       BAD_PARAM(DAT_INVALID_ARG3));
 	t = seg(c, buf, 10);
-	EXPECT(rmr_bind(r, l, &t, (DAT_MEM_PRIV_FLAGS)0x40, NULL, 1, 0, &rc),
+	EXPECT(rmr_bind(r, l, &t, (DAT_MEM_PRIV_FLAGS)0x80, NULL, 1, 0, &rc),
 	       BAD_PARAM(DAT_INVALID_ARG4));
 	EXPECT(dat_rmr_bind(r, l, &t, RR, (DAT_VA_TYPE)9, NULL, ck, 0, &rc),
 	       BAD_PARAM(DAT_INVALID_ARG5));
