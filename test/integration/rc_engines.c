@@ -15,12 +15,17 @@
  * their frames arrive on the other queue and are handed over by QP number.
  * Per round and QP the client WRITEs 64 KiB of a pattern into the QP's
  * slot of the server's LMR, READs it back and compares, and SENDs 4 KiB
- * that the server checks. Both sides then require frames handed over
+ * that the server checks, and adds 1 to one counter of the server's with
+ * an RDMA fetch-and-add: the values fetched, over all QPs and rounds, must
+ * be every number from 0 once (the server's two responders, on two queues
+ * and with "thread" on two threads, add atomically, and a duplicate after
+ * a loss is never added twice). Both sides then require frames handed over
  * between their queues (rx_steered) and none lost for want of room.
  * DPDAT_FAULT applies to every queue. "thread": each device runs its own
  * engine thread instead of the polling thread running both.
  */
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -33,6 +38,8 @@
 #define WLEN	(64 << 10)
 #define SLEN	4096
 #define DEPTH	64
+/* the server's counter, after its WRITE slots and receive buffers */
+#define CTR_OFF	((size_t)NQP * WLEN + (size_t)NQP * DEPTH * SLEN)
 
 static struct dpdat_dev *dev[NENG];
 static struct dpdat_cq *cq[NENG];
@@ -68,7 +75,8 @@ lmr(uint8_t **buf, size_t len, uint32_t *key)
 	memset(*buf, 0, len);
 	d.virt.addr = *buf;
 	d.virt.length = len;
-	l = dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL);
+	l = dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL |
+			     DPDAT_MEM_PRIV_REMOTE_ATOMIC);
 	if (l == NULL)
 		H_FAIL("lmr_create");
 	dpdat_lmr_query(l, &li);
@@ -198,6 +206,27 @@ check_steering(void)
 		H_FAIL("the crossed QPs' frames never changed queue");
 }
 
+/* The counter after every fetch-and-add: once each, none lost. */
+static void
+atomics_report(uint32_t rounds, uint64_t counter)
+{
+	struct dpdat_qp_stats st;
+	uint64_t executed = 0, replays = 0;
+
+	for (int i = 0; i < NQP; i++) {
+		dpdat_qp_stats(qp[i], &st);
+		executed += st.atomics;
+		replays += st.atomic_replays;
+	}
+	printf("server: counter %lu after %u fetch-and-adds; %lu executed, "
+	       "%lu duplicates answered from the results kept\n",
+	       (unsigned long)counter, rounds * NQP, (unsigned long)executed,
+	       (unsigned long)replays);
+	if (counter != (uint64_t)rounds * NQP || executed != counter)
+		H_FAIL("the counter is %lu, want %u", (unsigned long)counter,
+		       rounds * NQP);
+}
+
 static void
 close_all(struct dpdat_lmr *l)
 {
@@ -228,7 +257,7 @@ server(const char *sock, uint32_t rounds)
 	int q;
 
 	open_all(1, sock);
-	l = lmr(&buf, (size_t)NQP * WLEN + (size_t)NQP * DEPTH * SLEN, &key);
+	l = lmr(&buf, CTR_OFF + 8, &key);
 	rb = buf + (size_t)NQP * WLEN;
 	for (q = 0; q < NQP; q++)
 		for (int k = 0; k < DEPTH; k++) {
@@ -281,7 +310,28 @@ server(const char *sock, uint32_t rounds)
 		for (int e = 0; e < NENG; e++)
 			dpdat_dev_progress(dev[e]);
 	}
+	atomics_report(rounds, *(volatile uint64_t *)(buf + CTR_OFF));
 	close_all(l);
+}
+
+/* Every value 0 .. n - 1 fetched exactly once. */
+static void
+check_fetched(const uint64_t *v, uint32_t n)
+{
+	uint8_t *seen = calloc(n, 1);
+
+	if (seen == NULL)
+		H_FAIL("calloc");
+	for (uint32_t i = 0; i < n; i++) {
+		if (v[i] >= n || seen[v[i]])
+			H_FAIL("fetch-and-add %u fetched %lu: %s", i,
+			       (unsigned long)v[i], v[i] >= n ?
+			       "beyond the count" : "twice");
+		seen[v[i]] = 1;
+	}
+	free(seen);
+	printf("client: the %u fetch-and-adds fetched 0 to %u, each once\n",
+	       n, n - 1);
 }
 
 static void
@@ -293,7 +343,7 @@ client(const char *sock, uint32_t rounds)
 	struct dpdat_lmr *l;
 	struct dpdat_wc wc;
 	uint32_t rkey, key, r, pending;
-	uint64_t raddr;
+	uint64_t raddr, *fetched;
 	uint8_t *buf;
 	char flag[512];
 	double t0 = h_now(), t_last;
@@ -301,8 +351,11 @@ client(const char *sock, uint32_t rounds)
 	int q;
 
 	open_all(0, sock);
-	/* per QP: the WRITE source, the READ target, the SEND source */
-	l = lmr(&buf, (size_t)NQP * (2 * WLEN + SLEN), &key);
+	/* per QP: the WRITE source, the READ target, the SEND source; then
+	 * the value each fetch-and-add fetched */
+	l = lmr(&buf, (size_t)NQP * (2 * WLEN + SLEN) +
+		(size_t)rounds * NQP * 8, &key);
+	fetched = (uint64_t *)(buf + (size_t)NQP * (2 * WLEN + SLEN));
 	connect_all(0, sock, &rkey, &raddr, key, (uintptr_t)buf);
 	for (r = 0; r < rounds; r++) {
 		pending = 0;
@@ -333,7 +386,16 @@ client(const char *sock, uint32_t rounds)
 			sge = (struct dpdat_sge){ (uintptr_t)s, SLEN, key };
 			if (dpdat_post_send(qp[q], &wr) != 0)
 				H_FAIL("post SEND");
-			pending += 3;
+			wr.opcode = DPDAT_WR_ATOMIC_FETCH_ADD;
+			wr.wr_id = (uint64_t)q << 56 | 3;
+			sge = (struct dpdat_sge){
+				(uintptr_t)&fetched[r * NQP + (uint32_t)q], 8,
+				key };
+			wr.remote_addr = raddr + CTR_OFF;
+			wr.compare_add = 1;
+			if (dpdat_post_send(qp[q], &wr) != 0)
+				H_FAIL("post FETCH_ADD");
+			pending += 4;
 		}
 		t_last = h_now();
 		while (pending > 0) {
@@ -359,9 +421,18 @@ client(const char *sock, uint32_t rounds)
 					       rd[o], pat(r, q, o));
 		}
 	}
-	printf("client: %u rounds of WRITE, READ back and SEND on %d QPs over "
-	       "%d engines, every byte checked, %.2f s\n", rounds, NQP, NENG,
-	       h_now() - t0);
+	printf("client: %u rounds of WRITE, READ back, SEND and FETCH_ADD on "
+	       "%d QPs over %d engines, every byte checked, %.2f s\n", rounds,
+	       NQP, NENG, h_now() - t0);
+	check_fetched(fetched, rounds * NQP);
+	for (q = 0; q < NQP; q++) {
+		struct dpdat_qp_stats st;
+
+		dpdat_qp_stats(qp[q], &st);
+		printf("client: QP %d: %lu probes, %lu timeouts, %lu packets "
+		       "sent again\n", q, (unsigned long)st.probes,
+		       (unsigned long)st.timeouts, (unsigned long)st.tx_resent);
+	}
 	check_steering();
 	snprintf(flag, sizeof(flag), "%s.done", sock);
 	f = fopen(flag, "w");
