@@ -10,7 +10,9 @@
  * disconnect), reject, nolistener, cycles (N connect/disconnect rounds with
  * leak counters), flush (disconnect while WRITEs are in flight), death (the
  * server dies; the client sees BROKEN in time), soak (connections with 32
- * SENDs each for N seconds, counters checked as it goes; devtools/soak.sh).
+ * SENDs, a WRITE, a READ back and a fetch-and-add each for N seconds,
+ * counters checked as it goes; devtools/soak.sh), many (N connections at
+ * once with traffic, resources back to baseline).
  */
 
 #include <arpa/inet.h>
@@ -48,6 +50,8 @@ struct region {
 	uint64_t addr;
 	uint32_t key;
 } __attribute__((packed));
+/* the server's memory, as its last reply said */
+static struct region server_mem;
 
 /* Resident set, KiB. */
 static long
@@ -229,6 +233,8 @@ connect_once(struct dpdat_qp *qp, uint64_t service, int want_ok)
 	ev = expect(DPDAT_CM_ESTABLISHED, 10);
 	if (ev.conn != c || memcmp(ev.private_data, rep_pd, sizeof(rep_pd)))
 		H_FAIL("REP private data differs");
+	memcpy(&server_mem, ev.private_data + sizeof(rep_pd),
+	       sizeof(server_mem));
 	return c;
 }
 
@@ -376,6 +382,48 @@ traffic(struct dpdat_qp *qp)
  * report's: mbufs in use, registration contexts, the resident set. */
 #define SOAK_SENDS 32
 
+/* Per soak connection, after its SENDs: a 64 KiB WRITE into the server's
+ * memory, a READ of it back (every byte compared), and a fetch-and-add on
+ * the server's counter, which must fetch how many came before (each
+ * executed once across losses and reconnections). */
+#define SOAK_W		(MEM / 4)	/* our WRITE source */
+#define SOAK_R		(3 * (MEM / 8))	/* our READ target */
+#define SOAK_A		(MEM / 2)	/* the value fetched */
+#define SOAK_LEN	(64 << 10)
+static void
+soak_rdma(struct dpdat_qp *qp, unsigned long n)
+{
+	struct dpdat_sge sge = { (uintptr_t)mem + SOAK_A, 8, key };
+	struct dpdat_send_wr fa = { .wr_id = 102,
+		.opcode = DPDAT_WR_ATOMIC_FETCH_ADD,
+		.flags = DPDAT_SEND_SIGNALED, .sg_list = &sge, .num_sge = 1,
+		.remote_addr = server_mem.addr + MEM - 8,
+		.rkey = server_mem.key, .compare_add = 1 };
+	struct dpdat_wc wc;
+
+	for (uint32_t i = 0; i < SOAK_LEN; i++)
+		mem[SOAK_W + i] = (uint8_t)(n * 7 + i * 13 + (i >> 9));
+	memset(mem + SOAK_R, 0, SOAK_LEN);
+	post1(qp, DPDAT_WR_RDMA_WRITE, 100, SOAK_W, SOAK_LEN,
+	      server_mem.addr + MEM / 2, server_mem.key);
+	post1(qp, DPDAT_WR_RDMA_READ, 101, SOAK_R, SOAK_LEN,
+	      server_mem.addr + MEM / 2, server_mem.key);
+	if (dpdat_post_send(qp, &fa) != 0)
+		H_FAIL("post fetch-and-add");
+	for (uint64_t id = 100; id < 103; id++) {
+		wc = wc1();
+		if (wc.status != DPDAT_WC_SUCCESS || wc.wr_id != id)
+			H_FAIL("soak: connection %lu, WR %lu: status %d", n,
+			       (unsigned long)wc.wr_id, wc.status);
+	}
+	if (memcmp(mem + SOAK_W, mem + SOAK_R, SOAK_LEN) != 0)
+		H_FAIL("soak: connection %lu: the READ differs from the WRITE",
+		       n);
+	if (*(volatile uint64_t *)(mem + SOAK_A) != n)
+		H_FAIL("soak: connection %lu: fetch-and-add fetched %lu", n,
+		       (unsigned long)*(volatile uint64_t *)(mem + SOAK_A));
+}
+
 static void
 soak(int secs)
 {
@@ -404,6 +452,7 @@ soak(int secs)
 				       "%d", conns, k, wc.status);
 		}
 		sends += SOAK_SENDS;
+		soak_rdma(qp, conns);
 		conns++;
 		disconnect(c, qp, "bye");
 		if (h_now() < next)
@@ -432,8 +481,10 @@ soak(int secs)
 	qp = new_qp();	/* the server stops at END */
 	c = connect_once(qp, SERVICE, 1);
 	disconnect(c, qp, "END");
-	printf("client: soak done: %lu connections, %lu SENDs of 4 KiB, all "
-	       "completed, counters steady\n", conns, sends);
+	printf("client: soak done: %lu connections, %lu SENDs of 4 KiB, and "
+	       "on each connection a 64 KiB WRITE, its READ back and a "
+	       "fetch-and-add, all completed, every byte and value right, "
+	       "counters steady\n", conns, sends);
 }
 
 static void
@@ -627,7 +678,8 @@ main(int argc, char **argv)
 	mem = dpdat_mem_alloc(MEM, 4096, -1);
 	d.virt.addr = mem;
 	d.virt.length = MEM;
-	lmr = dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL);
+	lmr = dpdat_lmr_create(pz, &d, DPDAT_MEM_PRIV_ALL |
+			       DPDAT_MEM_PRIV_REMOTE_ATOMIC);
 	if (!pz || !cq || !eq || !lmr)
 		H_FAIL("setup");
 	dpdat_lmr_query(lmr, &li);
