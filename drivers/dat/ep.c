@@ -247,16 +247,22 @@ configured(const struct dd_ep *ep)
 	return ep->qp != NULL && ep->conn_evd != NULL;
 }
 
-/* With an SRQ, max_recv_dtos is not the EP's to use (the SRQ's is). */
+/* With an SRQ, max_recv_dtos is not the EP's to use (the SRQ's is). An
+ * EP without a request EVD may ask for no request DTOs, as OFA DAPL lets
+ * it. The IB extension's unreliable datagrams are a service dpdat lacks:
+ * DAT_MODEL_NOT_SUPPORTED, not an invalid argument. */
 static DAT_RETURN
-check_attr(const DAT_EP_ATTR *a, bool srq)
+check_attr(const DAT_EP_ATTR *a, bool srq, bool req_evd)
 {
+	if (a->service_type == (DAT_SERVICE_TYPE)DAT_IB_SERVICE_TYPE_UD)
+		return DAT_MODEL_NOT_SUPPORTED;
 	if (a->service_type != DAT_SERVICE_TYPE_RC ||
 	    a->max_message_size > DD_MAX_RDMA_SIZE ||
 	    a->max_rdma_size > DD_MAX_RDMA_SIZE ||
 	    (!srq && (a->max_recv_dtos < 0 ||
 		      a->max_recv_dtos > DD_MAX_DTOS)) ||
-	    a->max_request_dtos < 1 || a->max_request_dtos > DD_MAX_DTOS ||
+	    a->max_request_dtos < (req_evd ? 1 : 0) ||
+	    a->max_request_dtos > DD_MAX_DTOS ||
 	    a->max_recv_iov < 0 || a->max_recv_iov > DD_MAX_IOV ||
 	    a->max_request_iov < 0 || a->max_request_iov > DD_MAX_IOV ||
 	    a->max_rdma_read_in < 0 ||
@@ -340,8 +346,12 @@ ep_new(struct dd_ia *ia, DAT_PZ_HANDLE pzh, DAT_EVD_HANDLE recvh,
 	 * that takes it: they must be the SRQ's */
 	if (srq != NULL && pz != NULL && pz != srq->pz)
 		return DD_BAD_PARAM(DAT_INVALID_ARG2);
-	if (attr != NULL && check_attr(attr, srq != NULL) != DAT_SUCCESS)
-		return DD_BAD_PARAM(attr_arg);
+	if (attr != NULL) {
+		ret = check_attr(attr, srq != NULL, req != NULL);
+		if (ret != DAT_SUCCESS)
+			return ret == DAT_MODEL_NOT_SUPPORTED ? ret :
+			       DD_BAD_PARAM(attr_arg);
+	}
 	if (out == NULL)
 		return DD_BAD_PARAM(attr_arg + 1);
 	ep = dd_obj_new(ia, DD_EP, sizeof(*ep));
@@ -481,9 +491,11 @@ dd_ep_modify(DAT_EP_HANDLE h, DAT_EP_PARAM_MASK mask, const DAT_EP_PARAM *p)
 	if (mask & DAT_EP_FIELD_EP_ATTR_ALL) {
 		/* the attribute fields the mask names */
 		attr = p->ep_attr;
-		if (ret == DAT_SUCCESS &&
-		    check_attr(&attr, ep->srq != NULL) != DAT_SUCCESS)
-			ret = DD_BAD_PARAM(DAT_INVALID_ARG3);
+		if (ret == DAT_SUCCESS) {
+			ret = check_attr(&attr, ep->srq != NULL, req != NULL);
+			if (ret != DAT_SUCCESS && ret != DAT_MODEL_NOT_SUPPORTED)
+				ret = DD_BAD_PARAM(DAT_INVALID_ARG3);
+		}
 		if (ep->srq != NULL)
 			attr.max_recv_dtos = 0;	/* the SRQ's */
 	}

@@ -385,7 +385,36 @@ test_atomic_no_privilege(void)
 	CU_ASSERT_EQUAL(*word, 5);
 }
 
+/* EP attributes around the extensions: unreliable datagrams are not
+ * dpdat's (DAT_MODEL_NOT_SUPPORTED, not an invalid argument); an EP with no
+ * request EVD may ask for no request DTOs, as OFA DAPL lets it. */
+static void
+test_ep_attributes(void)
+{
+	DAT_EP_ATTR a = { .service_type = DAT_SERVICE_TYPE_RC,
+		.max_message_size = BUF, .max_rdma_size = BUF,
+		.max_recv_dtos = 8, .max_request_dtos = 0,
+		.max_recv_iov = 1, .max_request_iov = 1,
+		.request_completion_flags = DAT_COMPLETION_DEFAULT_FLAG,
+		.recv_completion_flags = DAT_COMPLETION_DEFAULT_FLAG };
+	DAT_EP_HANDLE ep;
+
+	EXPECT(dat_ep_create(ia, pz, s_dto, NULL, s_conn, &a, &ep),
+	       DAT_SUCCESS);
+	EXPECT(dat_ep_free(ep), DAT_SUCCESS);
+	EXPECT(dat_ep_create(ia, pz, s_dto, s_dto, s_conn, &a, &ep),
+	       BAD_PARAM(DAT_INVALID_ARG6));
+	a.max_request_dtos = 8;
+	a.service_type = (DAT_SERVICE_TYPE)DAT_IB_SERVICE_TYPE_UD;
+	EXPECT(dat_ep_create(ia, pz, s_dto, s_dto, s_conn, &a, &ep),
+	       DAT_MODEL_NOT_SUPPORTED);
+	a.service_type = (DAT_SERVICE_TYPE)(DAT_IB_SERVICE_TYPE_UD + 1);
+	EXPECT(dat_ep_create(ia, pz, s_dto, s_dto, s_conn, &a, &ep),
+	       BAD_PARAM(DAT_INVALID_ARG6));
+}
+
 static CU_TestInfo ext_tests[] = {
+	{ "EP attributes: datagrams, no request DTOs", test_ep_attributes },
 	{ "ia_query: the IB extensions", test_query },
 	{ "connect dpdat1 to dpdat0", test_connect },
 	{ "the atomic privilege", test_privilege },
