@@ -389,6 +389,11 @@ dd_evd_create(DAT_IA_HANDLE iah, DAT_COUNT qlen, DAT_CNO_HANDLE cnoh,
 		return EVD_NO_ROOM;
 	if (cnoh != DAT_HANDLE_NULL && (cno = cno_of(cnoh, ia)) == NULL)
 		return DD_BAD_HANDLE(DAT_INVALID_HANDLE_CNO);
+	/* the IB extension's EVD flag (OFA DAPL takes it): the extensions'
+	 * events are DTO events here, so such an EVD is a DTO EVD */
+	if (flags & (DAT_EVD_FLAGS)DAT_IB_EVD_EXTENSION_FLAG)
+		flags = (flags & ~(DAT_EVD_FLAGS)DAT_IB_EVD_EXTENSION_FLAG) |
+			DAT_EVD_DTO_FLAG;
 	if (flags & ~(DAT_EVD_FLAGS)EVD_FLAGS_ALL)
 		return DD_BAD_PARAM(DAT_INVALID_ARG4);
 	if (out == NULL)

@@ -413,8 +413,31 @@ test_ep_attributes(void)
 	       BAD_PARAM(DAT_INVALID_ARG6));
 }
 
+/* The IB extension's EVD flag: a DTO EVD, which an EP may use; a bit past
+ * it is refused. */
+static void
+test_evd_flag(void)
+{
+	DAT_EVD_HANDLE e;
+	DAT_EVD_PARAM p;
+	DAT_EP_HANDLE ep;
+
+	EXPECT(dat_evd_create(ia, 8, NULL,
+			      (DAT_EVD_FLAGS)DAT_IB_EVD_EXTENSION_FLAG, &e),
+	       DAT_SUCCESS);
+	EXPECT(dat_evd_query(e, DAT_EVD_FIELD_ALL, &p), DAT_SUCCESS);
+	CU_ASSERT(p.evd_flags & DAT_EVD_DTO_FLAG);
+	EXPECT(dat_ep_create(ia, pz, e, e, s_conn, NULL, &ep), DAT_SUCCESS);
+	EXPECT(dat_ep_free(ep), DAT_SUCCESS);
+	EXPECT(dat_evd_free(e), DAT_SUCCESS);
+	EXPECT(dat_evd_create(ia, 8, NULL,
+			      (DAT_EVD_FLAGS)(DAT_IB_EVD_EXTENSION_FLAG << 1),
+			      &e), BAD_PARAM(DAT_INVALID_ARG4));
+}
+
 static CU_TestInfo ext_tests[] = {
 	{ "EP attributes: datagrams, no request DTOs", test_ep_attributes },
+	{ "the extension's EVD flag", test_evd_flag },
 	{ "ia_query: the IB extensions", test_query },
 	{ "connect dpdat1 to dpdat0", test_connect },
 	{ "the atomic privilege", test_privilege },
