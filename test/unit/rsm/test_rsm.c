@@ -928,9 +928,261 @@ test_tickets(void)
 	munmap(p, pg);
 }
 
+/* ---- misuse, table-driven: every call that takes a handle, given a live
+ * handle of each other kind, a freed one of its kind and NULL ---- */
+
+enum mk { MK_CTLR, MK_EXPORT, MK_LMH, MK_IMPORT, MK_N };
+static const char *const mk_name[MK_N] = { "controller", "export segment",
+	"local memory handle", "import segment" };
+static void *mk_live[MK_N];	/* no live import: no peer here */
+static void *mk_freed[MK_N];
+static void *mk_page;
+
+static int m_ctlr_attr(void *h)
+{
+	rsmapi_controller_attr_t a;
+
+	return rsm_get_controller_attr(h, &a);
+}
+static int m_export_create(void *h)
+{
+	rsm_memseg_export_handle_t e;
+
+	return rsm_memseg_export_create(h, &e, mk_page, pg, 0);
+}
+static int m_import_connect(void *h)
+{
+	rsm_memseg_import_handle_t im;
+
+	return rsm_memseg_import_connect(h, 1, 0x80000001, RSM_PERM_RDWR,
+					 &im);
+}
+static int m_lmh_create(void *h)
+{
+	rsm_localmemory_handle_t l;
+
+	return rsm_create_localmemory_handle(h, &l, mk_page, pg);
+}
+static int m_lmh_free_ctlr(void *h)
+{
+	return rsm_free_localmemory_handle(h, mk_live[MK_LMH]);
+}
+static int m_lmh_free(void *h)
+{
+	return rsm_free_localmemory_handle(ctl, h);
+}
+static int m_publish(void *h)
+{
+	rsm_memseg_id_t id = 0x600042;
+
+	return rsm_memseg_export_publish(h, &id, NULL, 0);
+}
+static int m_republish(void *h)
+{
+	return rsm_memseg_export_republish(h, NULL, 0);
+}
+static int m_unpublish(void *h)
+{
+	return rsm_memseg_export_unpublish(h);
+}
+static int m_rebind(void *h)
+{
+	return rsm_memseg_export_rebind(h, mk_page, 0, pg);
+}
+static int m_export_destroy(void *h)
+{
+	return rsm_memseg_export_destroy(h);
+}
+static int m_disconnect(void *h)
+{
+	return rsm_memseg_import_disconnect(h);
+}
+static int m_get(void *h)
+{
+	uint64_t v[2];
+
+	return rsm_memseg_import_get(h, 0, v, sizeof(v));
+}
+static int m_put(void *h)
+{
+	uint64_t v[2] = { 0 };
+
+	return rsm_memseg_import_put(h, 0, v, sizeof(v));
+}
+static int m_get8(void *h)
+{
+	uint8_t v;
+
+	return rsm_memseg_import_get8(h, 0, &v, 1);
+}
+static int m_put16(void *h)
+{
+	uint16_t v = 0;
+
+	return rsm_memseg_import_put16(h, 0, &v, 1);
+}
+static int m_get32(void *h)
+{
+	uint32_t v;
+
+	return rsm_memseg_import_get32(h, 0, &v, 1);
+}
+static int m_put64(void *h)
+{
+	uint64_t v = 0;
+
+	return rsm_memseg_import_put64(h, 0, &v, 1);
+}
+static int m_map(void *h)
+{
+	void *a;
+
+	return rsm_memseg_import_map(h, &a, RSM_MAP_NONE, RSM_PERM_RDWR, 0,
+				     pg);
+}
+static int m_unmap(void *h)
+{
+	return rsm_memseg_import_unmap(h);
+}
+static int m_get_mode(void *h)
+{
+	rsm_barrier_mode_t m;
+
+	return rsm_memseg_import_get_mode(h, &m);
+}
+static int m_set_mode(void *h)
+{
+	return rsm_memseg_import_set_mode(h, RSM_BARRIER_MODE_IMPLICIT);
+}
+static int m_init_barrier(void *h)
+{
+	rsmapi_barrier_t b;
+
+	return rsm_memseg_import_init_barrier(h, RSM_BARRIER_SEGMENT, &b);
+}
+static int m_getv(void *h)
+{
+	uint64_t v = 0;
+	rsm_iovec_t io = { .io_type = RSM_VA_TYPE, .local.vaddr = (caddr_t)&v,
+			   .transfer_length = 8 };
+	rsm_scat_gath_t sg = { .remote_handle = h, .io_request_count = 1,
+			       .iovec = &io };
+
+	return rsm_memseg_import_getv(&sg);
+}
+static int m_signal_post(void *h)
+{
+	return rsm_intr_signal_post(h, 0);
+}
+
+/* What a bad handle of each call's kind must give. */
+static const struct mcall {
+	const char *name;
+	enum mk kind;
+	int (*fn)(void *h);
+	int want;
+} mcalls[] = {
+	{ "get_controller_attr", MK_CTLR, m_ctlr_attr, RSMERR_BAD_CTLR_HNDL },
+	{ "memseg_export_create", MK_CTLR, m_export_create,
+	  RSMERR_BAD_CTLR_HNDL },
+	{ "memseg_import_connect", MK_CTLR, m_import_connect,
+	  RSMERR_BAD_CTLR_HNDL },
+	{ "create_localmemory_handle", MK_CTLR, m_lmh_create,
+	  RSMERR_BAD_CTLR_HNDL },
+	{ "free_localmemory_handle (controller)", MK_CTLR, m_lmh_free_ctlr,
+	  RSMERR_BAD_CTLR_HNDL },
+	{ "free_localmemory_handle", MK_LMH, m_lmh_free,
+	  RSMERR_BAD_LOCALMEM_HNDL },
+	{ "memseg_export_publish", MK_EXPORT, m_publish, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_export_republish", MK_EXPORT, m_republish,
+	  RSMERR_BAD_SEG_HNDL },
+	{ "memseg_export_unpublish", MK_EXPORT, m_unpublish,
+	  RSMERR_BAD_SEG_HNDL },
+	{ "memseg_export_rebind", MK_EXPORT, m_rebind, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_export_destroy", MK_EXPORT, m_export_destroy,
+	  RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_disconnect", MK_IMPORT, m_disconnect,
+	  RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_get", MK_IMPORT, m_get, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_put", MK_IMPORT, m_put, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_get8", MK_IMPORT, m_get8, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_put16", MK_IMPORT, m_put16, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_get32", MK_IMPORT, m_get32, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_put64", MK_IMPORT, m_put64, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_map", MK_IMPORT, m_map, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_unmap", MK_IMPORT, m_unmap, RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_get_mode", MK_IMPORT, m_get_mode,
+	  RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_set_mode", MK_IMPORT, m_set_mode,
+	  RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_init_barrier", MK_IMPORT, m_init_barrier,
+	  RSMERR_BAD_SEG_HNDL },
+	{ "memseg_import_getv", MK_IMPORT, m_getv, RSMERR_BAD_SEG_HNDL },
+	{ "intr_signal_post", MK_IMPORT, m_signal_post, RSMERR_BAD_SEG_HNDL },
+};
+
+static void
+m_expect(const struct mcall *c, const char *what, void *h, int *tried)
+{
+	int r = c->fn(h);
+
+	(*tried)++;
+	if (r == c->want)
+		return;
+	printf("\n  rsm_%s with %s: %d, want %d", c->name, what, r, c->want);
+	CU_FAIL("a bad handle was not refused as it should be");
+}
+
+static void
+test_misuse_table(void)
+{
+	rsm_memseg_export_handle_t e;
+	rsm_localmemory_handle_t l;
+	rsmapi_controller_attr_t a;
+	char what[64];
+	int tried = 0;
+
+	mk_page = region(pg, PROT_READ | PROT_WRITE);
+	mk_live[MK_CTLR] = ctl;
+	mk_live[MK_EXPORT] = seg(mk_page, pg, 0);
+	CU_ASSERT_EQUAL_FATAL(rsm_create_localmemory_handle(ctl, &l,
+					(caddr_t)mk_page, pg), 0);
+	mk_live[MK_LMH] = l;
+	/* freed ones: made and freed after the live ones (no kind is made
+	 * again after, so no freed pointer comes back to life) */
+	e = seg(mk_page, pg, 0);
+	CU_ASSERT_EQUAL_FATAL(rsm_memseg_export_destroy(e), 0);
+	mk_freed[MK_EXPORT] = e;
+	CU_ASSERT_EQUAL_FATAL(rsm_create_localmemory_handle(ctl, &l,
+					(caddr_t)mk_page, pg), 0);
+	CU_ASSERT_EQUAL_FATAL(rsm_free_localmemory_handle(ctl, l), 0);
+	mk_freed[MK_LMH] = l;
+	for (size_t i = 0; i < RTE_DIM(mcalls); i++) {
+		const struct mcall *c = &mcalls[i];
+
+		for (int k = 0; k < MK_N; k++) {
+			if (k == (int)c->kind || mk_live[k] == NULL)
+				continue;
+			snprintf(what, sizeof(what), "a live %s", mk_name[k]);
+			m_expect(c, what, mk_live[k], &tried);
+		}
+		if (mk_freed[c->kind] != NULL)
+			m_expect(c, "a freed handle", mk_freed[c->kind],
+				 &tried);
+		m_expect(c, "NULL", NULL, &tried);
+	}
+	printf("\n  %d calls with a bad handle, each refused", tried);
+	/* the live ones still work */
+	CU_ASSERT_EQUAL(rsm_get_controller_attr(ctl, &a), 0);
+	CU_ASSERT_EQUAL(rsm_memseg_export_destroy(mk_live[MK_EXPORT]), 0);
+	CU_ASSERT_EQUAL(rsm_free_localmemory_handle(ctl, mk_live[MK_LMH]), 0);
+	munmap(mk_page, pg);
+}
+
 static CU_TestInfo tests[] = {
 	{ "import arguments", test_import_args },
 	{ "local memory handles", test_localmemory_handle },
+	{ "misuse: wrong-type, freed and NULL handles", test_misuse_table },
 	{ "topology", test_topology },
 	{ "controller", test_controller },
 	{ "create errors", test_create_errors },
