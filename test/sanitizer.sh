@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The dpdat authors
 #
@@ -54,6 +55,7 @@
 # handle_segv=0 (dat_conformance.sh).
 
 san_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck disable=SC2034 # for the scripts that source this
 SAN_DAT=()
 
 san_init() {	# dir
@@ -62,6 +64,7 @@ san_init() {	# dir
 	[ -n "${SAN_PRELOAD:-}" ] || return 0
 	cat "$san_dir/lsan.supp" "$san_dir/conformance/lsan-dat.supp" \
 		>"$1/lsan-dat.supp"
+	# shellcheck disable=SC2034
 	SAN_DAT=(env "LD_PRELOAD=$SAN_PRELOAD"
 		"ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=1:malloc_context_size=2"
 		"LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$1/lsan-dat.supp:print_suppressions=0"
@@ -76,10 +79,10 @@ san_check() {	# dir
 		cat "$f"
 		found=1
 	done
-	for f in $(grep -l ': runtime error: ' "$1"/* 2>/dev/null); do
+	while read -r f; do
 		echo "---- UBSan report in $(basename "$f")"
 		grep -A 12 ': runtime error: ' "$f"
 		found=1
-	done
+	done < <(grep -l ': runtime error: ' "$1"/* 2>/dev/null)
 	[ $found -eq 0 ]
 }
