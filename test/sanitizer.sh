@@ -41,17 +41,19 @@
 #        module (/usr/bin/dapltest), and every stack of the process ends in
 #        the program's main, the plug-in's allocations too, so with whole
 #        stacks "leak:/usr/bin/dapltest" would hide every leak. Cut to the
-#        caller, it hides what the program itself allocated and nothing of
-#        the plug-in, libdpdat or DPDK (their leaks are reported with the
-#        function that allocated; run the case again with
-#        malloc_context_size=30 for the whole stack). The caller's frame is
+#        caller, it hides what the program itself allocated and nothing
+#        that the plug-in, libdpdat or DPDK allocated (their leaks are
+#        reported with the function that allocated; run the case again
+#        with malloc_context_size=30 for the whole stack; lsan-dat.supp
+#        says what its asprintf() rule costs). The caller's frame is
 #        the return address the interceptor sees, right without frame
 #        pointers in Debian's code, so the fast unwinder is kept.
 #   LSAN_OPTIONS=suppressions=test/lsan.supp + test/conformance/lsan-dat.supp
 #        third-party leaks, each with its reason; the second file names the
 #        programs' own and holds only for them
 #   UBSAN_OPTIONS=print_stacktrace=1
-# The known crash of libdat2 in dapltest -T F -f queryinfo adds
+# and from san_init ASAN_OPTIONS=log_path=DIR/san, UBSAN_OPTIONS=
+# halt_on_error=1. The known crash of libdat2 in dapltest -T F -f queryinfo adds
 # handle_segv=0 (dat_conformance.sh).
 
 san_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
