@@ -16,6 +16,7 @@ PACKAGES=(
 	dpdk dpdk-dev libdpdk-dev
 	libcunit1-dev libisal-dev zlib1g-dev
 	libdapl-dev dapl2-utils
+	libc6-dbg
 	clang llvm libclang-rt-14-dev
 	libmnl-dev libbpf-dev linux-libc-dev
 	iproute2 procps iputils-ping iperf3

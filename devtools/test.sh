@@ -5,7 +5,10 @@
 # Install, build, run every test suite; then a debug tree, whose engine
 # checks its invariants after every step (DPDAT_DEBUG), runs the suites
 # with injected loss; then a tree with AddressSanitizer and
-# UndefinedBehaviorSanitizer runs the unit suites. Exits non-zero on any
+# UndefinedBehaviorSanitizer runs the unit, integration (cm and rsm among
+# them), tools and conformance suites: Debian's DAT programs, which are not
+# instrumented, load the sanitized plug-in with the compiler's libasan.so
+# and libubsan.so preloaded (test/sanitizer.sh). Exits non-zero on any
 # failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -40,6 +43,25 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite integration --no-suite timing
+# the tools as a user drives them (those in integration ran above)
+ASAN_OPTIONS=detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suites build-asan --suite tools --no-suite integration
+# Debian's DAT programs against the sanitized plug-in, the runtimes
+# preloaded into them (LD_PRELOAD, LeakSanitizer on, their own leaks
+# suppressed in test/conformance/lsan-dat.supp; test/sanitizer.sh): every
+# case over memif (about 3 min), and between namespaces the cases but
+# dtest, whose 8 GiB through the veth pair take 1.5 to 2 min each, with or
+# without ASan: build/ runs them above, and
+# meson test -C build-asan --suite netns under the sanitizers
+ASAN_OPTIONS=detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suites build-asan --suite conformance --no-suite netns
+ASAN_OPTIONS=detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suites build-asan netns-afxdp-dat-trans-mix \
+		netns-afxdp-dat-dtestcm netns-afpacket-dat-trans-mix \
+		netns-afpacket-dat-dtestcm
 
 # libFuzzer, every harness 30 s, when clang is there (setup.sh installs it);
 # devtools/fuzz.sh runs them at length

@@ -8,12 +8,16 @@
 # the plug-in from the file it wrote (the DAT memory test runs through it),
 # bad arguments change nothing, remove gives the original file back.
 # Usage: dat_conf_check.sh <dat-conf.sh> <libdapl-dpdat.so> <test_mem>
+# In a sanitizer build dapltest runs with the runtimes preloaded, and any
+# sanitizer report fails the test (test/sanitizer.sh).
 set -u
+. "$(dirname "$0")/../sanitizer.sh"
 tool=$1
 lib=$2
 test_mem=$3
 dir=$(mktemp -d /tmp/dpdat-datconf-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
+san_init "$dir"
 conf=$dir/dat.conf
 status=0
 
@@ -76,7 +80,7 @@ fi
 # address, MTU): dapltest's limit test on dpdat0, a memif server
 if command -v dapltest >/dev/null; then
 	if ! env -u DPDAT_DAT_PARAMS DAT_OVERRIDE="$conf" DPDAT_LOG=info \
-		timeout 120 dapltest -T L -D dpdat0 -w 2 -m 10 \
+		timeout 120 "${SAN_DAT[@]}" dapltest -T L -D dpdat0 -w 2 -m 10 \
 		>"$dir/limit.log" 2>&1 ||
 	   grep -v 'mp action callback' "$dir/limit.log" |
 		grep -qi -e error -e fail; then
@@ -133,5 +137,6 @@ expect 0 "$tool" install --conf "$dir/new.conf" --lib "$lib"
 [ "$(stat -c %a "$dir/new.conf")" = 644 ] || fail "new file: mode not 644"
 [ "$(wc -l <"$dir/new.conf")" -eq 2 ] || fail "new file: not two lines"
 
+san_check "$dir" || fail "a sanitizer report"
 [ $status -eq 0 ] && echo "dat-conf: install, reinstall, show, link, registry load, ia_params, a real NIC's entry, 15 refusals, remove: passed"
 exit $status

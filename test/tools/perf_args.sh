@@ -10,12 +10,16 @@
 # the same as the JSON). perftest's flags: -b refused where perftest
 # refuses it (latency), -d with a DPDK device is --dev, -q up to 1024.
 # Usage: perf_args.sh <dpdat-perf> <perf_table.py>
+# In a sanitizer build any report of any run fails the test
+# (test/sanitizer.sh), also where only the output is looked at.
 set -u
+. "$(dirname "$0")/../sanitizer.sh"
 perf=$1
 table=$2
 dir=$(mktemp -d /tmp/dpdat-perfargs-XXXXXX)
 srv=
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$dir"' EXIT
+san_init "$dir"
 status=0
 
 fail() {
@@ -93,20 +97,22 @@ else
 	echo "ok: -d with a DPDK device is --dev: $(grep '^dpdat-perf: device' "$dir/err")"
 fi
 # verbs keeps 16 QPs
-if timeout 10 "$perf" write_bw --transport=verbs --help >/dev/null 2>&1; then
+if timeout 10 "$perf" write_bw --transport=verbs --help >/dev/null \
+	2>"$dir/verbs-help.err"; then
 	bad '-q 17: --transport=verbs has 16 QPs at most' write_bw \
 		--transport=verbs -q 17 127.0.0.1
 fi
 
-if timeout 10 "$perf" --help | grep -q -- '--transport'; then
+timeout 10 "$perf" --help >"$dir/help" 2>"$dir/help.err"
+rc=$?
+if [ $rc -eq 0 ] && grep -q -- '--transport' "$dir/help"; then
 	echo "ok: --help"
 	for f in --bidirectional --out_json_file --ib-dev --gid-index \
-		 --ib-port --CPU-freq --rdma_cm; do
-		timeout 10 "$perf" --help | grep -q -- "$f" ||
-			fail "--help does not show $f"
+		 --ib-port --CPU-freq --rdma_cm --help-env; do
+		grep -q -- "$f" "$dir/help" || fail "--help does not show $f"
 	done
 else
-	fail "--help does not show --transport"
+	fail "--help exited $rc, or does not show --transport"
 fi
 
 # --help-env: the settings, with what is set and what is mistyped; as the
@@ -120,8 +126,8 @@ rc=$?
 if [ $rc -eq 0 ] && grep -q '^  DPDAT_ZEROCOPY ' "$dir/env" &&
    grep -q 'set to "/tmp/x.pcapng"' "$dir/env" &&
    grep -q 'DPDAT_ZERCOPY: set, but no dpdat setting' "$dir/env" &&
-   timeout 10 "$perf" write_bw --help-env | grep -q '^  DPDAT_RSM_NODE ' &&
-   timeout 10 "$perf" --help | grep -q -- '--help-env'; then
+   timeout 10 "$perf" write_bw --help-env >"$dir/env2" 2>"$dir/env2.err" &&
+   grep -q '^  DPDAT_RSM_NODE ' "$dir/env2"; then
 	echo "ok: --help-env"
 else
 	fail "--help-env exited $rc: $(head -c 300 "$dir/env")"
@@ -175,4 +181,5 @@ for f in '-b: ignored, --transport=udp runs one way' '-x: ignored' \
 	 '-d mlx5_0: ignored, this transport picks its device by --ip'; do
 	grep -q "^dpdat-perf: $f" "$dir/err" || fail "no note '$f' over udp"
 done
+san_check "$dir" || fail "a sanitizer report"
 exit $status
