@@ -56,7 +56,8 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 # meson test -C build-asan --suite netns under the sanitizers
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	run_suites build-asan --suite conformance --no-suite netns
+	run_suites build-asan --suite conformance --no-suite netns \
+		--no-suite faults
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan netns-afxdp-dat-trans-mix \
