@@ -227,6 +227,11 @@ server_report(struct dpdat_qp *qp, unsigned long strangers,
 	       (unsigned long)ps.drop_malformed, (unsigned long)ps.drop_icrc,
 	       (unsigned long)ps.drop_bad_hdr, (unsigned long)ps.drop_no_qp,
 	       (unsigned long)ps.drop_not_peer, (unsigned long)ps.rx_arp);
+	printf("server: device: missed %lu, rx errors %lu, no mbuf %lu; "
+	       "mbufs in use %u of %u\n", (unsigned long)ps.dev_imissed,
+	       (unsigned long)ps.dev_ierrors, (unsigned long)ps.dev_rx_nombuf,
+	       rte_mempool_in_use_count(dpdat_dev_port(dev)->pool),
+	       dpdat_dev_port(dev)->pool->size);
 	if (qp != NULL && dpdat_qp_stats(qp, &qs) == 0)
 		printf("server: qp: rx %lu, out of sequence %lu, duplicates "
 		       "%lu, NAKs sent %lu, held %lu\n",
@@ -333,8 +338,11 @@ server(void)
 		}
 		while (dpdat_cq_poll(cq, &wc, 1) == 1)
 			server_recv(qp, &b, &wc, &sends, &broken);
-		if (h_now() - last > 60)
+		if (h_now() - last > 60) {
+			server_report(qp, strangers, sends);
+			bait_changed(&b);
 			H_FAIL("no CM event for 60 s");
+		}
 		if (h_now() - look > 0.1) {	/* the client finished? */
 			look = h_now();
 			if (gone == 0 && client_done())
@@ -343,8 +351,11 @@ server(void)
 		if (gone != 0 && h_now() - gone > 5) {
 			/* its DREQ (if any) had 5 s to come: on a broken
 			 * connection the client may have had none to send */
-			if (!onpath)
+			if (!onpath) {
+				server_report(qp, strangers, sends);
+				bait_changed(&b);
 				H_FAIL("the client finished, no DREQ came");
+			}
 			printf("server: the connection broke, no DREQ\n");
 			if (dpdat_cm_disconnect(sc, NULL, 0) == 0)
 				dpdat_cm_eq_wait(eq, &ev, 2000);
@@ -376,6 +387,31 @@ server(void)
 }
 
 /* ---- client ---- */
+
+static struct dpdat_qp *client_qp;
+
+/* The client's figures, and a sign for the server that it is done
+ * (whether it passed or failed: the server stops waiting). */
+static void
+client_exit(void)
+{
+	struct dpdat_qp_stats qs;
+	char path[512];
+	FILE *f;
+
+	if (client_qp != NULL && dpdat_qp_stats(client_qp, &qs) == 0)
+		printf("client: qp: tx %lu, retransmits %lu, timeouts %lu, "
+		       "NAKs received %lu, probes %lu\n",
+		       (unsigned long)qs.tx_pkts,
+		       (unsigned long)qs.retransmits,
+		       (unsigned long)qs.timeouts,
+		       (unsigned long)qs.naks_rcvd, (unsigned long)qs.probes);
+	snprintf(path, sizeof(path), "%s.done", rdv);
+	f = fopen(path, "w");
+	if (f != NULL)
+		fclose(f);
+	fflush(stdout);
+}
 
 static int
 client_wc(uint64_t id, enum dpdat_wr_opcode op, unsigned long round)
@@ -411,6 +447,8 @@ client(int secs)
 
 	if (buf == NULL)
 		H_FAIL("mem_alloc");
+	client_qp = qp;
+	atexit(client_exit);
 	l = reg(buf, 3 * WIN, DPDAT_MEM_PRIV_LOCAL_READ |
 		DPDAT_MEM_PRIV_LOCAL_WRITE, &key);
 	inet_pton(AF_INET, "198.18.0.1", &ip);
@@ -443,8 +481,6 @@ client(int secs)
 	       "in %.1f s, every byte checked\n", r, h_now() - t0);
 	{
 		int ret = dpdat_cm_disconnect(c, "END", 4);
-		char path[512];
-		FILE *f;
 
 		if (ret == 0)
 			dpdat_cm_eq_wait(eq, &ev, 5000);
@@ -453,11 +489,9 @@ client(int secs)
 		else
 			printf("client: no DREQ to send (%d): the connection "
 			       "is gone\n", ret);
-		snprintf(path, sizeof(path), "%s.done", rdv);
-		f = fopen(path, "w");
-		if (f != NULL)
-			fclose(f);
 	}
+	client_exit();
+	client_qp = NULL;
 	dpdat_cm_conn_free(c);
 	dpdat_qp_free(qp);
 	dpdat_lmr_free(l);
