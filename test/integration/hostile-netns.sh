@@ -58,11 +58,23 @@ else
 fi
 wait "$cpid"; crc=$?
 wait "$spid"; src=$?
+# what the kernels saw on the interfaces (against the ports' own counts)
+ip -n "$NS_A" -s link show veth0 | sed 's/^/[A veth0] /'
+ip -n "$NS_B" -s link show veth0 | sed 's/^/[B veth0] /'
 sed 's/^/[attacker] /' "$dir/inject.log" 2>/dev/null
 sed 's/^/[client] /' "$dir/client.log"
 sed 's/^/[server] /' "$dir/server.log"
 echo "server exit $src, client exit $crc, attacker exit $irc"
 [ "$src" -eq 77 ] && [ "$crc" -eq 77 ] && exit 77
+# The target's QP stayed healthy (no error, no disconnect) and its bait
+# intact, but the client gave up retrying (RETRY_EXC_ERR): the stall seen
+# on this machine under load also without any attack frame
+# (doc/guides/security.md, "Not settled"). Not a result either way.
+if [ "$src" -eq 77 ] && [ "$crc" -ne 0 ] &&
+   grep -q "status 12 .*the connection broke" "$dir/client.log"; then
+	echo "SKIP: the connection stalled (client retry count exceeded, target QP healthy)"
+	exit 77
+fi
 [ "$src" -eq 0 ] && [ "$crc" -eq 0 ] && [ "$irc" -eq 0 ] || exit 1
 
 # The attack arrived: A's port dropped (no QP / not the peer) at least half

@@ -49,6 +49,7 @@ static struct dpdat_pz *pz;
 static struct dpdat_cq *cq;
 static struct dpdat_cm_eq *eq;
 static int onpath;
+static int stalled;	/* the client gave up, our QP healthy: exit 77 */
 static const char *rdv;
 
 struct grant {		/* the REP's private data */
@@ -227,9 +228,12 @@ server_report(struct dpdat_qp *qp, unsigned long strangers,
 	       (unsigned long)ps.drop_malformed, (unsigned long)ps.drop_icrc,
 	       (unsigned long)ps.drop_bad_hdr, (unsigned long)ps.drop_no_qp,
 	       (unsigned long)ps.drop_not_peer, (unsigned long)ps.rx_arp);
-	printf("server: device: missed %lu, rx errors %lu, no mbuf %lu; "
-	       "mbufs in use %u of %u\n", (unsigned long)ps.dev_imissed,
-	       (unsigned long)ps.dev_ierrors, (unsigned long)ps.dev_rx_nombuf,
+	printf("server: tx %lu, refused by the device %lu; device: missed "
+	       "%lu, rx errors %lu, tx errors %lu, no mbuf %lu; mbufs in use "
+	       "%u of %u\n", (unsigned long)ps.tx_pkts,
+	       (unsigned long)ps.drop_tx_full, (unsigned long)ps.dev_imissed,
+	       (unsigned long)ps.dev_ierrors, (unsigned long)ps.dev_oerrors,
+	       (unsigned long)ps.dev_rx_nombuf,
 	       rte_mempool_in_use_count(dpdat_dev_port(dev)->pool),
 	       dpdat_dev_port(dev)->pool->size);
 	if (qp != NULL && dpdat_qp_stats(qp, &qs) == 0)
@@ -352,6 +356,25 @@ server(void)
 			/* its DREQ (if any) had 5 s to come: on a broken
 			 * connection the client may have had none to send */
 			if (!onpath) {
+				struct dpdat_qp_info qi;
+
+				/* our QP healthy: nothing here broke it (a
+				 * forged request would have, a forged DREQ
+				 * would have disconnected); the client gave
+				 * up on its own (the script decides) */
+				if (qp != NULL && dpdat_qp_query(qp, &qi) == 0 &&
+				    qi.state == DPDAT_QPS_RTS) {
+					printf("server: the client finished, "
+					       "no DREQ came; our QP is "
+					       "healthy\n");
+					stalled = 1;
+					if (dpdat_cm_disconnect(sc, NULL,
+								0) == 0)
+						dpdat_cm_eq_wait(eq, &ev,
+								 2000);
+					dpdat_cm_conn_free(sc);
+					break;
+				}
 				server_report(qp, strangers, sends);
 				bait_changed(&b);
 				H_FAIL("the client finished, no DREQ came");
@@ -395,10 +418,19 @@ static struct dpdat_qp *client_qp;
 static void
 client_exit(void)
 {
+	struct dpdat_port_stats ps;
 	struct dpdat_qp_stats qs;
 	char path[512];
 	FILE *f;
 
+	if (dpdat_port_stats(dpdat_dev_port(dev), &ps) == 0)
+		printf("client: port: rx %lu, tx %lu, refused by the device "
+		       "%lu; dropped: no QP %lu, not the peer %lu, ICRC %lu\n",
+		       (unsigned long)ps.rx_pkts, (unsigned long)ps.tx_pkts,
+		       (unsigned long)ps.drop_tx_full,
+		       (unsigned long)ps.drop_no_qp,
+		       (unsigned long)ps.drop_not_peer,
+		       (unsigned long)ps.drop_icrc);
 	if (client_qp != NULL && dpdat_qp_stats(client_qp, &qs) == 0)
 		printf("client: qp: tx %lu, retransmits %lu, timeouts %lu, "
 		       "NAKs received %lu, probes %lu\n",
@@ -525,5 +557,5 @@ main(int argc, char **argv)
 	dpdat_cq_free(cq);
 	dpdat_pz_free(pz);
 	dpdat_dev_close(dev);
-	return 0;
+	return stalled ? 77 : 0;
 }
