@@ -367,6 +367,7 @@ server(void)
 					printf("server: the client finished, "
 					       "no DREQ came; our QP is "
 					       "healthy\n");
+					dpdat_qp_dump(qp, stdout);
 					stalled = 1;
 					if (dpdat_cm_disconnect(sc, NULL,
 								0) == 0)
@@ -431,6 +432,8 @@ client_exit(void)
 		       (unsigned long)ps.drop_no_qp,
 		       (unsigned long)ps.drop_not_peer,
 		       (unsigned long)ps.drop_icrc);
+	if (client_qp != NULL)
+		dpdat_qp_dump(client_qp, stdout);
 	if (client_qp != NULL && dpdat_qp_stats(client_qp, &qs) == 0)
 		printf("client: qp: tx %lu, retransmits %lu, timeouts %lu, "
 		       "NAKs received %lu, probes %lu\n",
