@@ -95,7 +95,6 @@ struct cm_dev {
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, dpdat_cm_listener) listeners;
 	TAILQ_HEAD(, dpdat_cm_conn) conns;
-	uint32_t next_id;
 	uint32_t ud_psn;
 	uint32_t work;		/* anything for cm_progress to do */
 	uint64_t last;		/* last look at the timers */
@@ -141,7 +140,6 @@ cm_dev_create(struct dpdat_dev *dev)
 	pthread_mutex_init(&cm->lock, NULL);
 	TAILQ_INIT(&cm->listeners);
 	TAILQ_INIT(&cm->conns);
-	cm->next_id = (uint32_t)rte_rand();
 	cm->ud_psn = (uint32_t)rte_rand() & ROCE_PSN_MASK;
 	cm->retry_tsc = rte_get_tsc_hz() * CM_RETRY_MS / 1000;
 	dev->cm = cm;
@@ -642,6 +640,40 @@ find_conn(struct cm_dev *cm, uint32_t local_id, uint32_t ip)
 	return NULL;
 }
 
+/* A message about an existing connection names both comm IDs (IBTA 12.6):
+ * ours, and the sender's, which only the peer (or an on-path host) knows.
+ * A source address is easily forged; the two IDs together are 64 bits a
+ * blind sender must guess. */
+static struct dpdat_cm_conn *
+find_conn2(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
+{
+	struct dpdat_cm_conn *c = find_conn(cm, cm_get32(p, DREQ_REMOTE_ID),
+					    ip);
+
+	/* RTU, DREQ and DREP put the two where DREQ does */
+	return c != NULL && c->remote_id == cm_get32(p, DREQ_LOCAL_ID) ? c :
+								   NULL;
+}
+
+/* A comm ID of our own, drawn at random: a stranger told one (a REJ, a
+ * REP) learns nothing of the next (in sequence, it guessed them), and
+ * none is in use twice. */
+static uint32_t
+conn_id_new(struct cm_dev *cm)
+{
+	struct dpdat_cm_conn *c;
+	uint32_t id;
+
+again:
+	id = (uint32_t)rte_rand();
+	if (id == 0)
+		goto again;	/* 0 stands for "none" in a REJ */
+	TAILQ_FOREACH(c, &cm->conns, next)
+		if (c->local_id == id)
+			goto again;
+	return id;
+}
+
 static struct dpdat_cm_conn *
 conn_new(struct cm_dev *cm)
 {
@@ -651,7 +683,7 @@ conn_new(struct cm_dev *cm)
 		return NULL;
 	c->magic = CM_MAGIC_CONN;
 	c->cm = cm;
-	c->local_id = cm->next_id++;
+	c->local_id = conn_id_new(cm);
 	c->start_tsc = rte_get_tsc_cycles();
 	TAILQ_INSERT_TAIL(&cm->conns, c, next);
 	return c;
@@ -822,8 +854,7 @@ on_rep(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 static void
 on_rtu(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 {
-	struct dpdat_cm_conn *c = find_conn(cm, cm_get32(p, RTU_REMOTE_ID),
-					    ip);
+	struct dpdat_cm_conn *c = find_conn2(cm, p, ip);
 
 	if (c == NULL || c->active || c->state != CS_REP_SENT)
 		return;
@@ -841,6 +872,11 @@ on_rej(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip)
 	uint16_t reason = (uint16_t)(p[REJ_REASON] << 8 | p[REJ_REASON + 1]);
 
 	if (c == NULL || (c->state != CS_REQ_SENT && c->state != CS_REP_SENT))
+		return;
+	/* one for our REP names the sender's comm ID too (as Linux's CM
+	 * matches it); one for our REQ can name only ours, random */
+	if (c->state == CS_REP_SENT &&
+	    cm_get32(p, REJ_LOCAL_ID) != c->remote_id)
 		return;
 	if (reason == CM_REJ_INVALID_MTU && c->state == CS_REQ_SENT) {
 		/* the passive side carries less: its largest path MTU is in
@@ -876,8 +912,7 @@ on_rej(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip)
 static void
 on_dreq(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 {
-	struct dpdat_cm_conn *c = find_conn(cm, cm_get32(p, DREQ_REMOTE_ID),
-					    ip);
+	struct dpdat_cm_conn *c = find_conn2(cm, p, ip);
 
 	if (c == NULL)
 		return;
@@ -901,8 +936,7 @@ on_dreq(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 static void
 on_drep(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 {
-	struct dpdat_cm_conn *c = find_conn(cm, cm_get32(p, RTU_REMOTE_ID),
-					    ip);
+	struct dpdat_cm_conn *c = find_conn2(cm, p, ip);
 
 	if (c == NULL || c->state != CS_DREQ_SENT)
 		return;

@@ -375,6 +375,130 @@ test_duplicate_req(void)
 	pair_free(&p);
 }
 
+/* Run B's engine and A's until B sends attr; its message in msg. */
+static int
+b_catch(uint16_t attr, uint8_t *msg)
+{
+	struct rte_mbuf *pkts[32];
+	unsigned int n, k;
+	int found = 0;
+
+	for (int i = 0; i < ITERS && !found; i++) {
+		dpdat_dev_progress(B.dev);
+		n = rte_ring_dequeue_burst(b2a, (void **)pkts, RTE_DIM(pkts),
+					   NULL);
+		for (k = 0; k < n; k++)
+			if (!found && mad_of(pkts[k], msg) == attr)
+				found = 1;
+		CU_ASSERT(rte_ring_enqueue_bulk(b2a, (void **)pkts, n,
+						NULL) == n);
+		dpdat_dev_progress(A.dev);
+	}
+	return found;
+}
+
+/* A copy of A's frame req (to B, from A's address) made into a CM message
+ * attr with the two comm IDs, its ICRC right: what a third host sending in
+ * A's name would put on the wire. */
+static void
+forge_b(const struct rte_mbuf *req, uint16_t attr, uint64_t tid,
+	uint32_t local_id, uint32_t remote_id)
+{
+	struct rte_mbuf *m = rte_pktmbuf_copy(req, req->pool, 0, UINT32_MAX);
+	const unsigned int mad = PORT_HDR_LEN + sizeof(struct roce_bth) + 8;
+	uint8_t *f;
+	uint32_t c;
+
+	CU_ASSERT_FATAL(m != NULL && rte_pktmbuf_is_contiguous(m));
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	memset(f + mad + CM_HDR_LEN, 0, CM_MAD_LEN - CM_HDR_LEN);
+	cm_put64(f + mad, 8, tid);
+	f[mad + 16] = (uint8_t)(attr >> 8);
+	f[mad + 17] = (uint8_t)attr;
+	cm_put32(f + mad + CM_HDR_LEN, 0, local_id);
+	cm_put32(f + mad + CM_HDR_LEN, 4, remote_id);
+	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
+		      rte_pktmbuf_pkt_len(m) - sizeof(struct rte_ether_hdr) - 4);
+	memcpy(f + rte_pktmbuf_pkt_len(m) - 4, &c, 4);	/* little endian */
+	rc_lock_engine(B.dev);
+	dev_dispatch(B.dev, m);		/* takes m */
+	rc_unlock_engine(B.dev);
+}
+
+/* A third host that sends in the peer's name (its address, forged) and
+ * knows one comm ID, or guesses: a DREQ, DREP, RTU or REJ must name both
+ * ends' comm IDs to count, as IBTA 12.6 matches them; comm IDs are not
+ * handed out in sequence (a stranger told one by a REJ guessed the next
+ * connection's in a few tries, hostile-netns.sh's cm-predict). */
+static void
+test_forged_ids(void)
+{
+	uint8_t msg[CM_MAD_LEN - CM_HDR_LEN], rep[CM_MAD_LEN - CM_HDR_LEN];
+	struct dpdat_cm_event ev;
+	struct dpdat_qp_info qi;
+	struct rte_mbuf *req;
+	uint32_t a_id, b_id, b_id2;
+	struct pair p = { 0 }, q = { 0 };
+
+	p.l = dpdat_cm_listen(B.dev, 4726, eb);
+	CU_ASSERT_FATAL(p.l != NULL);
+	p.qa = qp_on(&A);
+	p.qb = qp_on(&B);
+	p.ca = dpdat_cm_connect(p.qa, B.pi.ipv4, 4726, "ids", 3, ea);
+	CU_ASSERT_FATAL(p.ca != NULL);
+	req = catch_req(msg);
+	CU_ASSERT_FATAL(req != NULL);
+	a_id = cm_get32(msg, REQ_LOCAL_ID);
+	CU_ASSERT_EQUAL_FATAL(cm_next(eb, &ev, ITERS), DPDAT_CM_CONNECT_REQUEST);
+	p.cb = ev.conn;
+	CU_ASSERT_EQUAL_FATAL(dpdat_cm_accept(p.cb, p.qb, NULL, 0, eb), 0);
+	CU_ASSERT_FATAL(b_catch(CM_ATTR_REP, rep));
+	b_id = cm_get32(rep, REP_LOCAL_ID);
+	CU_ASSERT_EQUAL(cm_get32(rep, REP_REMOTE_ID), a_id);
+	CU_ASSERT_EQUAL_FATAL(cm_next(ea, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_EQUAL_FATAL(cm_next(eb, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	/* B's comm ID with a guessed one for A: nothing happens */
+	for (uint32_t g = 1; g <= 64; g++) {
+		forge_b(req, CM_ATTR_DREQ, g, a_id + g, b_id);
+		forge_b(req, CM_ATTR_DREP, g, a_id - g, b_id);
+		forge_b(req, CM_ATTR_REJ, g, a_id ^ g, b_id);
+	}
+	CU_ASSERT(quiet(eb) && quiet(ea));
+	dpdat_qp_query(p.qb, &qi);
+	CU_ASSERT_EQUAL(qi.state, DPDAT_QPS_RTS);
+	/* the next connection's comm ID is no neighbour of this one's */
+	q.l = p.l;
+	q.qa = qp_on(&A);
+	q.qb = qp_on(&B);
+	q.ca = dpdat_cm_connect(q.qa, B.pi.ipv4, 4726, "ids", 3, ea);
+	CU_ASSERT_FATAL(q.ca != NULL);
+	CU_ASSERT_EQUAL_FATAL(cm_next(eb, &ev, ITERS), DPDAT_CM_CONNECT_REQUEST);
+	q.cb = ev.conn;
+	CU_ASSERT_EQUAL_FATAL(dpdat_cm_accept(q.cb, q.qb, NULL, 0, eb), 0);
+	CU_ASSERT_FATAL(b_catch(CM_ATTR_REP, rep));
+	b_id2 = cm_get32(rep, REP_LOCAL_ID);
+	CU_ASSERT(b_id2 - b_id > 1024 && b_id - b_id2 > 1024);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, ITERS), DPDAT_CM_ESTABLISHED);
+	/* both IDs right: that is the peer (or an on-path host) */
+	forge_b(req, CM_ATTR_DREQ, 1, a_id, b_id);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, p.cb);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(p.ca, NULL, 0), 0);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_PTR_EQUAL(ev.conn, p.ca);
+	CU_ASSERT_EQUAL(dpdat_cm_disconnect(q.cb, NULL, 0), 0);
+	CU_ASSERT_EQUAL(cm_next(ea, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	CU_ASSERT_EQUAL(cm_next(eb, &ev, ITERS), DPDAT_CM_DISCONNECTED);
+	rte_pktmbuf_free(req);
+	q.l = NULL;
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(q.ca), 0);
+	CU_ASSERT_EQUAL(dpdat_cm_conn_free(q.cb), 0);
+	CU_ASSERT_EQUAL(dpdat_qp_free(q.qa), 0);
+	CU_ASSERT_EQUAL(dpdat_qp_free(q.qb), 0);
+	pair_free(&p);
+}
+
 /* ---- error codes, as the man pages name them ---- */
 
 static void
@@ -565,6 +689,7 @@ static CU_TestInfo cm_tests[] = {
 	{ "reject with private data", test_reject },
 	{ "REQ to a service nobody listens on", test_no_listener },
 	{ "a REQ twice is one connection", test_duplicate_req },
+	{ "forged CM messages need both comm IDs", test_forged_ids },
 	{ "a request freed unanswered is rejected", test_free_request_rejects },
 	{ "errors: event queues", test_errors_eq },
 	{ "errors: listeners", test_errors_listen },

@@ -109,7 +109,7 @@ test_cas_faa(void)
 {
 	const struct roce_atometh *ae;
 	const struct roce_atomackh *ack;
-	struct rte_mbuf *m;
+	struct rte_mbuf *m = NULL;
 
 	connect_pair(1024, 14);
 	*tgt(0) = 0x1122334455667788ull;
@@ -247,7 +247,10 @@ static void
 dup_case(uint8_t ext)
 {
 	struct dpdat_qp_stats st;
-	struct rte_mbuf *m, *copy;
+	struct rte_mbuf *m = NULL, *copy, *forged;
+	struct roce_atometh *other;
+	uint64_t replays;
+	uint32_t icrc;
 
 	connect_pair_ext(1024, 8, ext);		/* 1 ms timeout */
 	*tgt(3) = 100;
@@ -257,12 +260,28 @@ dup_case(uint8_t ext)
 	dpdat_dev_progress(A.dev);
 	CU_ASSERT_FATAL(rte_ring_dequeue(a2b, (void **)&m) == 0);
 	copy = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
-	CU_ASSERT_FATAL(copy != NULL);
+	forged = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+	CU_ASSERT_FATAL(copy != NULL && forged != NULL);
+	other = rte_pktmbuf_mtod_offset(forged, struct roce_atometh *,
+					PORT_HDR_LEN + sizeof(struct roce_bth));
 	CU_ASSERT(rte_ring_enqueue(a2b, m) == 0);
 	CU_ASSERT(rte_ring_enqueue(a2b, copy) == 0);
 	expect_wc(DPDAT_WC_SUCCESS, DPDAT_WR_ATOMIC_FETCH_ADD, 1000);
 	CU_ASSERT_EQUAL(*res(0), 100);
 	CU_ASSERT_EQUAL(*tgt(3), 110);
+	/* a "duplicate" at that PSN naming another word is someone else's:
+	 * not answered (the value kept is not handed out) */
+	dpdat_qp_stats(B.qp, &st);
+	replays = st.atomic_replays;
+	other->va = rte_cpu_to_be_64(rte_be_to_cpu_64(other->va) + 8);
+	icrc = roce_icrc_mbuf(forged, sizeof(struct rte_ether_hdr));
+	memcpy(rte_pktmbuf_mtod_offset(forged, uint8_t *,
+		rte_pktmbuf_pkt_len(forged) - ROCE_ICRC_LEN), &icrc, 4);
+	CU_ASSERT(rte_ring_enqueue(a2b, forged) == 0);
+	run(4);
+	dpdat_qp_stats(B.qp, &st);
+	CU_ASSERT_EQUAL(st.atomic_replays, replays);
+	CU_ASSERT(st.dup_rcvd >= 1);
 
 	/* 2: the answer is lost; the requester asks again */
 	CU_ASSERT_FATAL(post_atomic(DPDAT_WR_ATOMIC_FETCH_ADD, 3, 0, atom_key,
