@@ -200,6 +200,10 @@ port_detach_now(uint16_t port_id)
 
 	if (rte_eth_dev_info_get(port_id, &di) == 0)
 		dev = di.device;
+	/* stopped here too, on the thread of the driver's callbacks (memif
+	 * disconnects on stop), and before the close either way: never
+	 * depend on a clean peer disconnect */
+	rte_eth_dev_stop(port_id);
 	rte_eth_dev_close(port_id);
 	if (dev != NULL)
 		rte_dev_remove(dev);
@@ -674,10 +678,15 @@ dpdat_port_free(struct dpdat_port *p)
 	p->magic = 0;
 	port_fault_release(p);
 	port_kern_stop(p);
-	/* stop before closing; never depend on a clean peer disconnect */
-	rte_eth_dev_stop(p->port_id);
+	/* a device we probed is stopped and closed on the EAL's interrupt
+	 * thread (port_detach()): memif's stop disconnects, which raced its
+	 * own interrupt handler taking the peer's hang-up when done here
+	 * (the server of capture-cm-decode crashed in that handler about
+	 * one run in fifteen) */
 	if (p->probed)
 		port_detach(p->port_id);
+	else
+		rte_eth_dev_stop(p->port_id);
 	port_group_free(p->grp);
 	rte_mempool_free(p->pool);
 	if (p->xdp_lock >= 0)
