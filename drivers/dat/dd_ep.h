@@ -26,7 +26,7 @@ struct dd_post_ext {
 	uint32_t imm;		/* RDMA write with immediate data */
 	uint64_t compare_add;	/* atomics */
 	uint64_t swap;
-	DAT_RETURN iov_arg, remote_arg;	/* DAT_INVALID_ARGn */
+	DAT_RETURN count_arg, iov_arg, remote_arg;	/* DAT_INVALID_ARGn */
 };
 
 DAT_RETURN dd_ep_post_ext(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,

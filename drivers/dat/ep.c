@@ -738,6 +738,10 @@ post_request(DAT_EP_HANDLE h, DAT_COUNT n, DAT_LMR_TRIPLET *iov,
 	ret = dd_to_sges(n, iov, op == DAT_DTO_SEND ?
 		      ep->param.ep_attr.max_request_iov : DD_MAX_IOV, sge,
 		      &total);
+	/* the extensions' count is not the second argument: say which */
+	if (ret == DD_BAD_PARAM(DAT_INVALID_ARG2) && x != NULL)
+		ret = DD_BAD_PARAM(iov == NULL && n > 0 ? x->iov_arg :
+				   x->count_arg);
 	if (ret != DAT_SUCCESS)
 		return ret;
 	/* an atomic's result: one local segment of 8 bytes */

@@ -20,7 +20,8 @@
 static DAT_RETURN
 ext_post(DAT_EP_HANDLE h, DAT_IB_OP op, va_list args)
 {
-	struct dd_post_ext x = { .iov_arg = DAT_INVALID_ARG4,
+	struct dd_post_ext x = { .count_arg = DAT_INVALID_ARG3,
+				 .iov_arg = DAT_INVALID_ARG4,
 				 .remote_arg = DAT_INVALID_ARG6 };
 	DAT_COMPLETION_FLAGS flags;
 	const DAT_RMR_TRIPLET *remote;
@@ -48,7 +49,7 @@ ext_post(DAT_EP_HANDLE h, DAT_IB_OP op, va_list args)
 		cookie = va_arg(args, DAT_DTO_COOKIE);
 		remote = va_arg(args, const DAT_RMR_TRIPLET *);
 		flags = va_arg(args, DAT_COMPLETION_FLAGS);
-		x.iov_arg = DAT_INVALID_ARG5;
+		x.count_arg = x.iov_arg = DAT_INVALID_ARG5;
 		x.remote_arg = DAT_INVALID_ARG7;
 		dto = (DAT_DTOS)DAT_IB_DTO_CMP_SWAP;
 		break;
@@ -59,11 +60,11 @@ ext_post(DAT_EP_HANDLE h, DAT_IB_OP op, va_list args)
 		cookie = va_arg(args, DAT_DTO_COOKIE);
 		remote = va_arg(args, const DAT_RMR_TRIPLET *);
 		flags = va_arg(args, DAT_COMPLETION_FLAGS);
+		x.count_arg = DAT_INVALID_ARG4;	/* the one local segment */
 		dto = (DAT_DTOS)DAT_IB_DTO_FETCH_ADD;
 		break;
 	}
-	if (iov == NULL)
-		return DD_BAD_PARAM(x.iov_arg);
+	/* a write with immediate data may carry no data (n 0, no iov) */
 	return dd_ep_post_ext(h, n, iov, cookie, remote, flags, dto, &x);
 }
 

@@ -420,7 +420,8 @@ send_rep(struct dpdat_cm_conn *c)
 	cm_put32(p, REP_QPN, c->qp->qpn << 8);
 	cm_put32(p, REP_PSN, c->qp->isn << 8);
 	p[REP_RR] = RC_MAX_RD;
-	p[REP_ID] = RC_MAX_RD;
+	/* our initiator depth: within the requester's responder resources */
+	p[REP_ID] = c->remote.max_rd_atomic;
 	p[REP_TAD] = 14 << 3;
 	p[REP_RNR] = 7 << 5 |
 		     (c->remote.ext & DPDAT_QP_EXT_SACK ? CM_EXT_SACK : 0) |
@@ -762,7 +763,10 @@ on_req(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip,
 	c->remote.retry_cnt = p[REQ_PSN_TO + 3] & 7;
 	c->remote.rnr_retry = p[REQ_MTU_RNR] & 7;
 	c->remote.pmtu = cm_mtu_dec(p[REQ_MTU_RNR] >> 4);
-	c->remote.max_rd_atomic = RTE_MAX(RTE_MIN(p[REQ_EECN_ID + 3],
+	/* the READs and atomics we may have outstanding: as many as the
+	 * requester's responder resources hold (not its initiator depth,
+	 * which bounds its own) */
+	c->remote.max_rd_atomic = RTE_MAX(RTE_MIN(p[REQ_QPN_RR + 3],
 					(uint8_t)RC_MAX_RD), (uint8_t)1);
 	c->remote.timeout = p[REQ_ACKTO] >> 3;
 	c->remote.ext = ext_of(cm, p[REQ_ACKTO]);

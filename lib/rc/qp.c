@@ -188,7 +188,11 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	qp->rnr_retry = r->rnr_retry;
 	qp->retries_left = r->retry_cnt;
 	qp->rnr_left = r->rnr_retry;
-	qp->max_rd = r->max_rd_atomic ? r->max_rd_atomic : 16;
+	/* never more than a dpdat responder holds (RC_MAX_RD): it keeps
+	 * that many atomic results to answer duplicates from */
+	qp->max_rd = r->max_rd_atomic ? RTE_MIN(r->max_rd_atomic,
+						(uint8_t)RC_MAX_RD) :
+		     RC_MAX_RD;
 	/* IB encoding: 4.096 us * 2^timeout; 14 is 67 ms */
 	us = (4096ull << (r->timeout ? r->timeout : 14)) / 1000;
 	qp->timeout_tsc = (uint64_t)((double)us * dev->tsc_hz / 1e6);
@@ -502,7 +506,8 @@ dpdat_qp_free(struct dpdat_qp *qp)
  * judges WRs that are not to be written (the first of a list, before the
  * QP state; the first left out when the queue is full). */
 static int
-swqe_check(const struct dpdat_send_wr *wr, uint32_t *len)
+swqe_check(const struct dpdat_qp *qp, const struct dpdat_send_wr *wr,
+	   uint32_t *len)
 {
 	uint32_t i, l = 0;
 
@@ -516,6 +521,15 @@ swqe_check(const struct dpdat_send_wr *wr, uint32_t *len)
 	 * the responder's to check, as on InfiniBand) */
 	if (rc_wr_atomic(wr->opcode) &&
 	    (wr->num_sge != 1 || wr->sg_list[0].length != 8))
+		return -EINVAL;
+	/* and writable now: the peer executes the atomic before its answer
+	 * comes back to be placed, and must not for a result with nowhere
+	 * to go (the other WRs' memory is checked when touched) */
+	if (rc_wr_atomic(wr->opcode) &&
+	    dpdat_mr_access_check(qp->dev->dom, wr->sg_list[0].lkey,
+				  wr->sg_list[0].addr, 8,
+				  DPDAT_MEM_PRIV_LOCAL_WRITE, qp->pz_id,
+				  NULL) != DPDAT_MR_CHECK_OK)
 		return -EINVAL;
 	for (i = 0; i < wr->num_sge; i++) {
 		if (l + wr->sg_list[i].length < l)
@@ -588,7 +602,7 @@ sq_write(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs, uint32_t k,
 		return 0;
 	}
 	for (i = 0; i < k; i++) {
-		if (i != 0 && (*err = swqe_check(&wrs[i], &len)) != 0)
+		if (i != 0 && (*err = swqe_check(qp, &wrs[i], &len)) != 0)
 			break;
 		swqe_fill(zc_slot(&zcd, i), qp, &wrs[i], len);
 	}
@@ -613,7 +627,7 @@ dpdat_post_send_burst(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs,
 	if (wrs == NULL)
 		return -EINVAL;
 	/* the arguments before the state, as dpdat_post_send() always did */
-	ret = swqe_check(&wrs[0], &len);
+	ret = swqe_check(qp, &wrs[0], &len);
 	if (ret != 0)
 		return ret;
 	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) < DPDAT_QPS_RTS)
@@ -630,7 +644,7 @@ dpdat_post_send_burst(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs,
 	if (ret != 0 || done == n)
 		return ret;
 	/* out of room: unless the first WR left out is bad anyway */
-	ret = swqe_check(&wrs[done], &len);
+	ret = swqe_check(qp, &wrs[done], &len);
 	return ret != 0 ? ret : -ENOMEM;
 }
 

@@ -465,8 +465,9 @@ read_was_seen(const struct dpdat_qp *qp, uint64_t va, uint32_t rkey,
 	uint64_t skip;
 	int32_t k;
 
-	for (unsigned int i = 0; i < RC_RD_SEEN; i++) {
-		e = &qp->rd_seen[i];
+	/* newest first: after the PSNs wrap, an old READ may cover psn */
+	for (unsigned int i = 1; i <= RC_RD_SEEN; i++) {
+		e = &qp->rd_seen[(qp->rd_seen_next - i) % RC_RD_SEEN];
 		k = roce_psn_diff(psn, e->first_psn);
 		if (k < 0 || (uint32_t)k >= e->npkts)
 			continue;
@@ -557,6 +558,12 @@ do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 		for (i = 0; i < qp->nres; i++) {
 			r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
 			if (r->first_psn == psn)
+				return;
+		}
+		for (i = 0; qp->sr != NULL && i < qp->sr->n_holes; i++) {
+			r = &qp->sr->hole[(qp->sr->hole_head + i) %
+					  RC_RD_HOLES];
+			if (r->atomic && r->first_psn == psn)
 				return;
 		}
 		orig = a->orig;

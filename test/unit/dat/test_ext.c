@@ -256,6 +256,21 @@ test_write_immed(void)
 	CU_ASSERT_EQUAL(tbuf[1000], 0xa7);
 	CU_ASSERT_EQUAL(tbuf[1299], 0xa7);
 	CU_ASSERT_EQUAL(tbuf[1300], 0);
+	/* no data at all: the immediate alone, a notification */
+	rc.as_64 = 6;
+	EXPECT(dat_ep_post_recv(sep, 1, &rcv, rc, DAT_COMPLETION_DEFAULT_FLAG),
+	       DAT_SUCCESS);
+	dst.segment_length = 0;
+	EXPECT(dat_ib_post_rdma_write_immed(cep, 0, NULL, c, &dst, 0x42,
+					    DAT_COMPLETION_DEFAULT_FLAG),
+	       DAT_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(next_event(c_dto, &ev), DAT_IB_DTO_EVENT);
+	CU_ASSERT_EQUAL(ev.event_data.dto_completion_event_data.status,
+			DAT_DTO_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(next_event(s_dto, &ev), DAT_IB_DTO_EVENT);
+	CU_ASSERT_EQUAL(ext_of(&ev)->val.immed.data, 0x42);
+	CU_ASSERT_EQUAL(ev.event_data.dto_completion_event_data.transfered_length,
+			0);
 }
 
 /* The next request event of the client: an atomic of type t, done. */
@@ -345,6 +360,12 @@ test_arguments(void)
 	EXPECT(dat_ib_post_rdma_write_immed(cep, 1, NULL, c, &w, 1,
 					    DAT_COMPLETION_DEFAULT_FLAG),
 	       BAD_PARAM(DAT_INVALID_ARG4));
+	EXPECT(dat_ib_post_rdma_write_immed(cep, -1, &res, c, &w, 1,
+					    DAT_COMPLETION_DEFAULT_FLAG),
+	       BAD_PARAM(DAT_INVALID_ARG3));
+	EXPECT(dat_ib_post_rdma_write_immed(cep, 17, &res, c, &w, 1,
+					    DAT_COMPLETION_DEFAULT_FLAG),
+	       BAD_PARAM(DAT_INVALID_ARG3));
 	EXPECT(dat_ib_post_rdma_write_immed(cep, 1, &res, c, NULL, 1,
 					    DAT_COMPLETION_DEFAULT_FLAG),
 	       BAD_PARAM(DAT_INVALID_ARG6));

@@ -215,6 +215,7 @@ test_errors(void)
 
 	/* posting: one SGE of 8 bytes */
 	connect_pair(1024, 14);
+	*tgt(0) = 5;
 	sge.length = 4;
 	CU_ASSERT_EQUAL(dpdat_post_send(A.qp, &wr), -EINVAL);
 	sge.length = 8;
@@ -226,6 +227,17 @@ test_errors(void)
 	wr.opcode = (enum dpdat_wr_opcode)(0x100 + DPDAT_WR_ATOMIC_CMP_SWP);
 	wr.num_sge = 1;
 	CU_ASSERT_EQUAL(dpdat_post_send(A.qp, &wr), -EINVAL);
+	/* the result buffer must be writable at once: the peer would
+	 * execute the atomic before the answer failed to land */
+	wr.opcode = DPDAT_WR_ATOMIC_FETCH_ADD;
+	wr.sg_list = &sge;
+	sge.lkey = A.key + 1;
+	CU_ASSERT_EQUAL(dpdat_post_send(A.qp, &wr), -EINVAL);
+	sge.lkey = A.key;
+	sge.addr = (uintptr_t)A.buf + (1u << 20) - 4;	/* past the end */
+	CU_ASSERT_EQUAL(dpdat_post_send(A.qp, &wr), -EINVAL);
+	run(4);
+	CU_ASSERT_EQUAL(*tgt(0), 5);	/* nothing was sent */
 	disconnect_pair();
 
 	for (size_t i = 0; i < RTE_DIM(cases); i++) {
