@@ -133,6 +133,15 @@ import_creds(struct rsm_req *q)
 	free(all);
 }
 
+/* An RSMERR code of the interface (rsmapi.h), not 0. */
+static bool
+rsm_err_known(uint32_t e)
+{
+	return (e >= RSMERR_BAD_LIBRARY_VERSION &&
+		e <= RSMERR_SEG_NOT_CONNECTED) ||
+	       e == RSMERR_INTERNAL_ERROR || e == RSMERR_UNSUPPORTED_OPERATION;
+}
+
 int
 rsm_import_reply(struct rsm_import *m, const struct dpdat_cm_event *ev)
 {
@@ -149,8 +158,10 @@ rsm_import_reply(struct rsm_import *m, const struct dpdat_cm_event *ev)
 		m->broken = 0;
 		return 0;
 	}
+	/* the exporter's code, when it is one: a REJ saying 0 (success) or
+	 * a number of no meaning is no answer of RSM's */
 	if (ev->type == DPDAT_CM_REJECTED && rep.magic == RSM_WIRE_MAGIC &&
-	    ev->private_data_len >= sizeof(rep))
+	    ev->private_data_len >= sizeof(rep) && rsm_err_known(rep.status))
 		return (int)rep.status;
 	if (ev->type == DPDAT_CM_REJECTED &&
 	    ev->reason == DPDAT_CM_REJ_INVALID_SERVICE)
