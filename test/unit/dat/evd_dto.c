@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "evd_test.h"
 
@@ -350,7 +351,37 @@ test_dto_latency(void)
 	CU_ASSERT(ms < 3 * (uint64_t)ROUNDS);	/* < 3 ms a round trip */
 }
 
+/* An EP freed while its connection's last event waits in the EVD: the
+ * event goes with it. The plug-in freed the CM connection twice (once in
+ * ep_free, once at the event, which names it: found by fuzz_dat, a
+ * heap-use-after-free under ASan). */
+static void
+test_dto_late_event(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	DAT_EVD_HANDLE conn;
+	DAT_EP_HANDLE ep;
+	DAT_EVENT ev;
+
+	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
+	CU_ASSERT_EQUAL_FATAL(dat_evd_create(cli.ia, 8, DAT_HANDLE_NULL,
+					     DAT_EVD_CONNECTION_FLAG, &conn),
+			      DAT_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(dat_ep_create(cli.ia, cli.pz, cli.recv, cli.req,
+					    conn, NULL, &ep), DAT_SUCCESS);
+	/* nobody listens there: the server rejects at once */
+	CU_ASSERT_EQUAL(dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&sin, QUAL + 1,
+				       LONG, 0, NULL, DAT_QOS_BEST_EFFORT,
+				       DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+	usleep(300 * 1000);	/* the REJ is in, its event not taken */
+	CU_ASSERT_EQUAL(dat_ep_free(ep), DAT_SUCCESS);
+	CU_ASSERT_EQUAL(DAT_GET_TYPE(dat_evd_dequeue(conn, &ev)),
+			DAT_QUEUE_EMPTY);
+	CU_ASSERT_EQUAL(dat_evd_free(conn), DAT_SUCCESS);
+}
+
 CU_TestInfo evd_dto_tests[] = {
+	{ "event of a freed EP's connection", test_dto_late_event },
 	{ "wait for receives and sends", test_dto_wait },
 	{ "threshold of the whole queue", test_dto_threshold },
 	{ "more completions than the ring", test_dto_ring_full },
