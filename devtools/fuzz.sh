@@ -7,7 +7,7 @@
 #   devtools/fuzz.sh             until 10^7 executions each (at most an
 #                                hour each)
 #   devtools/fuzz.sh SECONDS     SECONDS each
-#   FUZZ_HARNESSES="cm parse"    only these (rx, cm, parse, rsm)
+#   FUZZ_HARNESSES="cm parse"    only these (rx, cm, parse, rsm, dat)
 # Prints executions, coverage (edges) and new inputs per harness, and the
 # table at the end; a crash leaves its input in fuzz-artifacts/ and the
 # script exits 1 (reproduce: build-fuzz/test/fuzz/fuzz_NAME FILE).
@@ -15,7 +15,7 @@ set -u
 cd "$(dirname "$0")/.."
 secs=${1:-}
 case $secs in ''|*[!0-9]*) [ -z "$secs" ] || { echo "usage: $0 [seconds]" >&2; exit 2; } ;; esac
-harnesses=${FUZZ_HARNESSES:-"rx cm parse rsm"}
+harnesses=${FUZZ_HARNESSES:-"rx cm parse rsm dat"}
 if ! command -v clang >/dev/null; then
 	echo "fuzz: clang missing: devtools/setup.sh installs it" >&2
 	exit 1
@@ -32,7 +32,7 @@ for h in $harnesses; do
 	bin=build-fuzz/test/fuzz/fuzz_$h
 	corpus=test/fuzz/corpus-$h
 	if [ ! -x "$bin" ] || [ ! -d "$corpus" ]; then
-		echo "fuzz: no harness '$h' (rx, cm, parse, rsm)" >&2
+		echo "fuzz: no harness '$h' (rx, cm, parse, rsm, dat)" >&2
 		exit 2
 	fi
 	mkdir -p "$work/$h"
