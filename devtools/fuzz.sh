@@ -47,6 +47,7 @@ for h in $harnesses; do
 	echo "fuzz: $h: $what, from $(ls "$corpus" | wc -l) seeds"
 	# leak checks on, as in CI (test/fuzz/run_fuzz.sh); libFuzzer's
 	# progress lines (one every few seconds) show it moving
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
 	"$bin" "${limit[@]}" -max_len=4300 -rss_limit_mb=4096 \
 		-print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 \
 		-artifact_prefix="$art/$h-" "$work/$h" >"$work/$h.log" 2>&1 &
