@@ -982,6 +982,11 @@ cleanup(void)
 	for (int i = 0; i < 8; i++)
 		dpdat_dev_progress(dia->dev);
 	drain();
+	/* the IA's async EVD as it was: no CNO (which could not go), enabled
+	 * and waitable */
+	P->evd_modify_cno_func(async_evd, DAT_HANDLE_NULL);
+	P->evd_enable_func(async_evd);
+	P->evd_clear_unwaitable_func(async_evd);
 	for (unsigned int k = 0; k < RTE_DIM(order); k++) {
 		for (int i = 0; i < nslots; i++) {
 			if (!slots[i].live || slots[i].type != order[k])
