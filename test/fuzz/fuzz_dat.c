@@ -970,6 +970,23 @@ drain(void)
 				took(&ev);
 }
 
+/* Take every event of an EVD, rejecting its connection requests. */
+static void
+reject_all(DAT_EVD_HANDLE h)
+{
+	DAT_EVENT ev;
+	DAT_RETURN r;
+
+	while (P->evd_dequeue_func(h, &ev) == DAT_SUCCESS) {
+		if (ev.event_number != DAT_CONNECTION_REQUEST_EVENT)
+			continue;
+		r = P->cr_reject_func(
+			ev.event_data.cr_arrival_event_data.cr_handle, 0, NULL);
+		if (r != DAT_SUCCESS)
+			fail("a CR did not free", -1, r);
+	}
+}
+
 /* Free what the input created, dependants first: each must go. */
 static void
 cleanup(void)
@@ -995,9 +1012,11 @@ cleanup(void)
 			if (order[k] == T_EVD &&
 			    r == DD_BAD_STATE(DAT_INVALID_STATE_EVD_IN_USE) &&
 			    ndeferred < MAX_DEFERRED) {
-				/* its CNO may go meanwhile */
+				/* its CNO may go meanwhile; the requests
+				 * it holds are answered now */
 				P->evd_modify_cno_func(slots[i].h,
 						       DAT_HANDLE_NULL);
+				reject_all(slots[i].h);
 				deferred[ndeferred].h = slots[i].h;
 				deferred[ndeferred++].since = rte_get_tsc_cycles();
 				bury(slots[i].h);
