@@ -570,7 +570,8 @@ op_evd(struct prog *g, int op)
 		break;
 	}
 	check(op, r, h, T_EVD);
-	if (r == DAT_SUCCESS && (sub == 0 || (sub == 1 && n > 0)))
+	/* a wait's success returns an event too (n counts those left) */
+	if (r == DAT_SUCCESS && (sub == 0 || sub == 1))
 		took(&ev);
 }
 
@@ -1141,6 +1142,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* creators stop at half the table: the rest is for CRs */
 		if (live_count() >= MAX_SLOTS / 2 && code % 16 < 8)
 			code = 15;
+		if (trace)
+			fprintf(stderr, "fuzz_dat: op %d: code %d\n", op,
+				code % 16);
 		switch (code % 16) {
 		case 0: {
 			DAT_PZ_HANDLE h = NULL;
