@@ -7,7 +7,7 @@
 #   devtools/fuzz.sh             until 10^7 executions each (at most an
 #                                hour each)
 #   devtools/fuzz.sh SECONDS     SECONDS each
-#   FUZZ_HARNESSES="cm parse"    only these (rx, cm, parse)
+#   FUZZ_HARNESSES="cm parse"    only these (rx, cm, parse, rsm, dat)
 # Prints executions, coverage (edges) and new inputs per harness, and the
 # table at the end; a crash leaves its input in fuzz-artifacts/ and the
 # script exits 1 (reproduce: build-fuzz/test/fuzz/fuzz_NAME FILE).
@@ -15,7 +15,7 @@ set -u
 cd "$(dirname "$0")/.."
 secs=${1:-}
 case $secs in ''|*[!0-9]*) [ -z "$secs" ] || { echo "usage: $0 [seconds]" >&2; exit 2; } ;; esac
-harnesses=${FUZZ_HARNESSES:-"rx cm parse"}
+harnesses=${FUZZ_HARNESSES:-"rx cm parse rsm dat"}
 if ! command -v clang >/dev/null; then
 	echo "fuzz: clang missing: devtools/setup.sh installs it" >&2
 	exit 1
@@ -32,7 +32,7 @@ for h in $harnesses; do
 	bin=build-fuzz/test/fuzz/fuzz_$h
 	corpus=test/fuzz/corpus-$h
 	if [ ! -x "$bin" ] || [ ! -d "$corpus" ]; then
-		echo "fuzz: no harness '$h' (rx, cm, parse)" >&2
+		echo "fuzz: no harness '$h' (rx, cm, parse, rsm, dat)" >&2
 		exit 2
 	fi
 	mkdir -p "$work/$h"
@@ -47,6 +47,7 @@ for h in $harnesses; do
 	echo "fuzz: $h: $what, from $(ls "$corpus" | wc -l) seeds"
 	# leak checks on, as in CI (test/fuzz/run_fuzz.sh); libFuzzer's
 	# progress lines (one every few seconds) show it moving
+	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
 	"$bin" "${limit[@]}" -max_len=4300 -rss_limit_mb=4096 \
 		-print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 \
 		-artifact_prefix="$art/$h-" "$work/$h" >"$work/$h.log" 2>&1 &

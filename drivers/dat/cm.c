@@ -575,7 +575,10 @@ cm_event(struct dd_evd *evd, const struct dpdat_cm_event *cm, DAT_EVENT *ev)
 		return request_event(evd, cm, ev);
 	ep = map_get(cm->conn, &found);
 	if (ep == NULL || dd_obj_get(ep, DD_EP) == NULL) {
-		if (last) {	/* nobody wants it: its end frees it */
+		/* a zombie (in the map, no EP) is freed by its end; one the
+		 * map does not know was freed by its EP already (ep_free,
+		 * ep_reset): its late events name freed memory, untouched */
+		if (last && found) {
 			map_del(cm->conn);
 			dpdat_cm_conn_free(cm->conn);
 		}

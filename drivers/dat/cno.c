@@ -166,7 +166,8 @@ snapshot(struct cno *c, struct dd_evd **buf, struct dd_evd ***v)
 			n = SNAP;	/* the others at the next round */
 		}
 	}
-	memcpy(*v, c->evds, n * sizeof(**v));
+	if (n > 0)	/* c->evds is NULL before the first EVD */
+		memcpy(*v, c->evds, n * sizeof(**v));
 	return n;
 }
 

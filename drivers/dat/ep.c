@@ -203,6 +203,10 @@ qp_renew(struct dd_ep *ep)
 
 	if (ep->conn != NULL) {
 		dd_conn_forget(ep->conn);
+		/* one that was established (or accepted), whatever the EP's
+		 * state says (its event not taken yet), ends: else it would
+		 * stay, and hold its EVD, for good */
+		dpdat_cm_disconnect(ep->conn, NULL, 0);
 		if (dpdat_cm_conn_free(ep->conn) != 0)
 			dd_conn_zombie(ep->conn);	/* freed when closed */
 		ep->conn = NULL;

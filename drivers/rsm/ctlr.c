@@ -57,9 +57,8 @@ rsm_ip_node(const struct rsm_ctlr *c, uint32_t ip)
 	return 0;
 }
 
-/* "1=198.18.0.1,2=198.18.0.2" */
-static int
-parse_nodes(struct rsm_ctlr *c, const char *s)
+int
+rsm_parse_nodes(struct rsm_ctlr *c, const char *s)
 {
 	char buf[2048], *save = NULL, *tok;
 
@@ -94,7 +93,7 @@ ctlr_configure(struct rsm_ctlr *c)
 	const char *nodes = dpdat_env_str("DPDAT_RSM_NODES");
 	uint64_t node = 0, max_seg = 0, tot = 0, segs = 0;
 
-	if (nodes == NULL || parse_nodes(c, nodes) != 0) {
+	if (nodes == NULL || rsm_parse_nodes(c, nodes) != 0) {
 		RSM_LOG(ERR, "bad DPDAT_RSM_NODES");
 		return RSMERR_BAD_CONF;
 	}
@@ -298,29 +297,33 @@ rsm_probe(void *vaddr, size_t size)
 	       0 : RSMERR_PERM_DENIED;
 }
 
+void
+rsm_service_event(struct rsm_ctlr *c, struct dpdat_cm_event *ev)
+{
+	switch (ev->type) {
+	case DPDAT_CM_CONNECT_REQUEST:
+		rsm_export_request(c, ev);
+		break;
+	case DPDAT_CM_DISCONNECTED:
+	case DPDAT_CM_BROKEN:
+	case DPDAT_CM_REJECTED:
+	case DPDAT_CM_UNREACHABLE:
+		rsm_export_conn_gone(c, ev);
+		break;
+	default:
+		break;
+	}
+}
+
 void *
 rsm_service(void *arg)
 {
 	struct rsm_ctlr *c = arg;
 	struct dpdat_cm_event ev;
 
-	while (!c->stop) {
-		if (dpdat_cm_eq_wait(c->eq, &ev, 100) != 1)
-			continue;
-		switch (ev.type) {
-		case DPDAT_CM_CONNECT_REQUEST:
-			rsm_export_request(c, &ev);
-			break;
-		case DPDAT_CM_DISCONNECTED:
-		case DPDAT_CM_BROKEN:
-		case DPDAT_CM_REJECTED:
-		case DPDAT_CM_UNREACHABLE:
-			rsm_export_conn_gone(c, &ev);
-			break;
-		default:
-			break;
-		}
-	}
+	while (!c->stop)
+		if (dpdat_cm_eq_wait(c->eq, &ev, 100) == 1)
+			rsm_service_event(c, &ev);
 	return NULL;
 }
 

@@ -133,6 +133,42 @@ import_creds(struct rsm_req *q)
 	free(all);
 }
 
+/* An RSMERR code of the interface (rsmapi.h), not 0. */
+static bool
+rsm_err_known(uint32_t e)
+{
+	return (e >= RSMERR_BAD_LIBRARY_VERSION &&
+		e <= RSMERR_SEG_NOT_CONNECTED) ||
+	       e == RSMERR_INTERNAL_ERROR || e == RSMERR_UNSUPPORTED_OPERATION;
+}
+
+int
+rsm_import_reply(struct rsm_import *m, const struct dpdat_cm_event *ev)
+{
+	struct rsm_rep rep;
+
+	memcpy(&rep, ev->private_data, sizeof(rep));
+	if (ev->type == DPDAT_CM_ESTABLISHED && rep.magic == RSM_WIRE_MAGIC &&
+	    rep.status == 0) {
+		m->raddr = rep.addr;
+		m->rlen = rep.len;
+		m->rkey = rep.rkey;
+		m->gen = rep.gen;
+		m->ticket = rep.ticket;
+		m->broken = 0;
+		return 0;
+	}
+	/* the exporter's code, when it is one: a REJ saying 0 (success) or
+	 * a number of no meaning is no answer of RSM's */
+	if (ev->type == DPDAT_CM_REJECTED && rep.magic == RSM_WIRE_MAGIC &&
+	    ev->private_data_len >= sizeof(rep) && rsm_err_known(rep.status))
+		return (int)rep.status;
+	if (ev->type == DPDAT_CM_REJECTED &&
+	    ev->reason == DPDAT_CM_REJ_INVALID_SERVICE)
+		return RSMERR_SEG_NOT_PUBLISHED;	/* no RSM service there */
+	return RSMERR_REMOTE_NODE_UNREACHABLE;
+}
+
 /* Connect (op NEW) or resume (op RESUME); 0 or an RSMERR code. */
 static int
 import_open(struct rsm_import *m, uint32_t op)
@@ -145,7 +181,6 @@ import_open(struct rsm_import *m, uint32_t op)
 			     .segid = m->segid, .perm = m->perm,
 			     .node = m->ctlr->node, .ticket = m->ticket };
 	struct dpdat_cm_event ev;
-	struct rsm_rep rep;
 	int r;
 
 	import_creds(&q);
@@ -169,25 +204,9 @@ import_open(struct rsm_import *m, uint32_t op)
 		if (ev.conn == m->conn)
 			break;
 	}
-	memcpy(&rep, ev.private_data, sizeof(rep));
-	if (ev.type == DPDAT_CM_ESTABLISHED && rep.magic == RSM_WIRE_MAGIC &&
-	    rep.status == 0) {
-		m->raddr = rep.addr;
-		m->rlen = rep.len;
-		m->rkey = rep.rkey;
-		m->gen = rep.gen;
-		m->ticket = rep.ticket;
-		m->broken = 0;
+	r = rsm_import_reply(m, &ev);
+	if (r == 0)
 		return 0;
-	}
-	if (ev.type == DPDAT_CM_REJECTED && rep.magic == RSM_WIRE_MAGIC &&
-	    ev.private_data_len >= sizeof(rep))
-		r = (int)rep.status;
-	else if (ev.type == DPDAT_CM_REJECTED &&
-		 ev.reason == DPDAT_CM_REJ_INVALID_SERVICE)
-		r = RSMERR_SEG_NOT_PUBLISHED;	/* no RSM service there */
-	else
-		r = RSMERR_REMOTE_NODE_UNREACHABLE;
 	/* a connection still trying keeps its QP: the CM's REQs read it */
 	if (dpdat_cm_conn_free(m->conn) == 0)
 		dpdat_qp_free(m->qp);

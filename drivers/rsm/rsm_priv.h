@@ -182,10 +182,18 @@ struct rsm_ctlr {
 extern struct rsm_ctlr rsm_ctlr0;
 
 /* ctlr.c */
+/* DPDAT_RSM_NODES, "1=198.18.0.1,2=198.18.0.2", into c->nodes: 0, or -1
+ * when it is malformed (an id 0 or above 32 bits, a bad address, an id
+ * twice, more than RSM_MAX_NODES, none at all, above 2047 bytes). */
+int rsm_parse_nodes(struct rsm_ctlr *c, const char *s);
 struct rsm_ctlr *rsm_ctlr_check(rsmapi_controller_handle_t h, int *err);
 uint32_t rsm_node_ip(const struct rsm_ctlr *c, rsm_node_id_t node);
 rsm_node_id_t rsm_ip_node(const struct rsm_ctlr *c, uint32_t ip);
 void *rsm_service(void *arg);
+/* One event of the controller's listener queue, as the service thread
+ * handles it: a request (rsm_export_request) or the end of an exporter's
+ * connection (rsm_export_conn_gone). Also the fuzz harness's entry. */
+void rsm_service_event(struct rsm_ctlr *c, struct dpdat_cm_event *ev);
 int rsm_probe(void *vaddr, size_t size);
 rsm_node_id_t dpdat_rsm_local_node(void);
 
@@ -220,5 +228,10 @@ int rsm_segid_walk(rsm_segid_fn fn, void *arg);
 
 /* import.c */
 struct rsm_import *rsm_import_find(struct rsm_ctlr *c, const void *h);
+/* The exporter's answer to a connect or resume, as the event of the
+ * import's connection carries it: 0 when it is a REP with an rsm_rep of
+ * status 0 (the segment's address, length, rkey, generation and ticket
+ * are then taken into m), else the RSMERR code to report. */
+int rsm_import_reply(struct rsm_import *m, const struct dpdat_cm_event *ev);
 
 #endif /* RSM_PRIV_H */

@@ -34,7 +34,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_arp.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
@@ -48,6 +47,7 @@
 #include "dev_priv.h"
 #include "port_priv.h"
 #include "rc_priv.h"
+#include "fuzz_peer.h"
 
 #define PEER_IP		0x020012c6u	/* 198.18.0.2, network order */
 #define SERVICE_IP	7		/* rdma_cm's port space: an IP header */
@@ -59,8 +59,8 @@ static struct dpdat_port *port;
 static struct dpdat_pz *pz;
 static struct dpdat_cq *cq;
 static struct dpdat_cm_eq *eq;
-static const struct rte_ether_addr peer_mac = {
-	.addr_bytes = { 0x02, 0, 0, 0, 0, 0x02 } };
+static struct fuzz_peer peer = {
+	.ip = PEER_IP, .mac = { .addr_bytes = { 0x02, 0, 0, 0, 0, 0x02 } } };
 
 static struct {
 	struct dpdat_cm_conn *c;
@@ -71,7 +71,6 @@ static struct {
 
 /* what dpdat last sent: its IDs */
 static uint32_t our_local_id, our_remote_id;
-static uint32_t ud_psn;
 static unsigned int turn, connects;
 static unsigned long inputs;
 
@@ -240,37 +239,6 @@ consume(void)
 	}
 }
 
-static void deliver(struct rte_mbuf *m);
-
-/* The peer answers our ARP request (so connections get past resolving;
- * the fuzzer's own ARP frames may undo it). */
-static void
-peer_arp_reply(void)
-{
-	struct rte_mbuf *m = rte_pktmbuf_alloc(port->pool);
-	struct rte_ether_hdr *eth;
-	struct rte_arp_hdr *a;
-
-	if (m == NULL)
-		abort();
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, sizeof(*eth) +
-							 sizeof(*a));
-	eth->dst_addr = port->mac;
-	eth->src_addr = peer_mac;
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
-	a = (struct rte_arp_hdr *)(eth + 1);
-	a->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
-	a->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-	a->arp_hlen = RTE_ETHER_ADDR_LEN;
-	a->arp_plen = 4;
-	a->arp_opcode = rte_cpu_to_be_16(RTE_ARP_OP_REPLY);
-	a->arp_data.arp_sha = peer_mac;
-	a->arp_data.arp_sip = PEER_IP;
-	a->arp_data.arp_tha = port->mac;
-	a->arp_data.arp_tip = port->ip;
-	deliver(m);
-}
-
 static void
 setup(void)
 {
@@ -299,19 +267,11 @@ setup(void)
 	if (dpdat_cm_listen(dev, SERVICE_IP, eq) == NULL ||
 	    dpdat_cm_listen(dev, SERVICE_IB, eq) == NULL)
 		abort();
+	peer.dev = dev;
+	peer.port = port;
 	keep_connecting();
 	dpdat_dev_progress(dev);	/* the ARP request */
-	peer_arp_reply();
-}
-
-static void
-fix_icrc(uint8_t *f, size_t len)
-{
-	uint32_t c = roce_icrc(f + sizeof(struct rte_ether_hdr),
-			       (unsigned int)(len -
-					      sizeof(struct rte_ether_hdr) - 4));
-
-	memcpy(f + len - 4, &c, 4);	/* little endian hosts */
+	fuzz_peer_arp_reply(&peer);
 }
 
 /* A frame from the peer: a CM MAD on QP1, or ARP. */
@@ -321,37 +281,10 @@ frame(uint8_t flags, const uint8_t *data, size_t size)
 	static const uint16_t attrs[] = { 0, CM_ATTR_REQ, CM_ATTR_MRA,
 		CM_ATTR_REJ, CM_ATTR_REP, CM_ATTR_RTU, CM_ATTR_DREQ,
 		CM_ATTR_DREP };
-	struct rte_mbuf *m = rte_pktmbuf_alloc(port->pool);
-	struct rte_ether_hdr *eth;
-	struct rte_ipv4_hdr *ip;
-	struct roce_bth *bth;
-	struct roce_deth *deth;
-	uint8_t *mad;
+	uint8_t mad[CM_MAD_LEN] = { 0 };
 
-	if (m == NULL)
-		abort();
-	if (!(flags & 1)) {
-		eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m,
-			(uint16_t)(sizeof(*eth) + RTE_MIN(size, (size_t)128)));
-		memset(&eth->dst_addr, 0xff, RTE_ETHER_ADDR_LEN);
-		if (!(flags & 8))
-			eth->dst_addr = port->mac;
-		eth->src_addr = peer_mac;
-		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
-		memcpy(eth + 1, data, RTE_MIN(size, (size_t)128));
-		return m;
-	}
-	bth = (struct roce_bth *)rte_pktmbuf_append(m, sizeof(*bth) +
-		sizeof(*deth) + CM_MAD_LEN);
-	memset(bth, 0, sizeof(*bth) + sizeof(*deth) + CM_MAD_LEN);
-	bth->opcode = ROCE_OP_UD_SEND_ONLY;
-	bth->pkey = rte_cpu_to_be_16(ROCE_PKEY_DEFAULT);
-	bth->qpn = rte_cpu_to_be_32(ROCE_QP1);
-	bth->apsn = rte_cpu_to_be_32(ud_psn++ & ROCE_PSN_MASK);
-	deth = (struct roce_deth *)(bth + 1);
-	deth->qkey = rte_cpu_to_be_32(ROCE_QKEY_GSI);
-	deth->sqp = rte_cpu_to_be_32(ROCE_QP1);
-	mad = (uint8_t *)(deth + 1);
+	if (!(flags & 1))
+		return fuzz_peer_arp(&peer, data, size, flags & 8);
 	memcpy(mad, data, RTE_MIN(size, (size_t)CM_MAD_LEN));
 	if (!(flags & 2)) {
 		mad[0] = 1;
@@ -368,24 +301,7 @@ frame(uint8_t flags, const uint8_t *data, size_t size)
 		if (our_remote_id != 0)
 			cm_put32(mad + CM_HDR_LEN, 0, our_remote_id);
 	}
-	if (port_frame(port, m, port->ip, &port->mac, 0xc001) != 0)
-		abort();
-	/* from the peer: its addresses, and the ICRC that covers them */
-	eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	eth->src_addr = peer_mac;
-	ip = (struct rte_ipv4_hdr *)(eth + 1);
-	ip->src_addr = PEER_IP;
-	fix_icrc(rte_pktmbuf_mtod(m, uint8_t *), rte_pktmbuf_pkt_len(m));
-	return m;
-}
-
-static void
-deliver(struct rte_mbuf *m)
-{
-	rc_lock_engine(dev);
-	if (port_rx_one(port, m))
-		dev_dispatch(dev, m);
-	rc_unlock_engine(dev);
+	return fuzz_peer_mad(&peer, mad);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -402,15 +318,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	flags = data[0];
 	if (++inputs % 10000 == 0)	/* entries age out after 300 s */
-		peer_arp_reply();
+		fuzz_peer_arp_reply(&peer);
 	keep_connecting();
 	dpdat_dev_progress(dev);
 	m = frame(flags, data + 1, size - 1);
 	if (flags & 16)
 		dup = rte_pktmbuf_copy(m, port->pool, 0, UINT32_MAX);
-	deliver(m);
+	fuzz_peer_deliver(&peer, m);
 	if (dup != NULL)
-		deliver(dup);
+		fuzz_peer_deliver(&peer, dup);
 	dpdat_dev_progress(dev);
 	consume();
 	return 0;

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "evd_test.h"
 
@@ -350,7 +351,84 @@ test_dto_latency(void)
 	CU_ASSERT(ms < 3 * (uint64_t)ROUNDS);	/* < 3 ms a round trip */
 }
 
+/* An EP freed while its connection's last event waits in the EVD: the
+ * event goes with it. The plug-in freed the CM connection twice (once in
+ * ep_free, once at the event, which names it: found by fuzz_dat, a
+ * heap-use-after-free under ASan). */
+static void
+test_dto_late_event(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	DAT_EVD_HANDLE conn;
+	DAT_EP_HANDLE ep;
+	DAT_EVENT ev;
+
+	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
+	CU_ASSERT_EQUAL_FATAL(dat_evd_create(cli.ia, 8, DAT_HANDLE_NULL,
+					     DAT_EVD_CONNECTION_FLAG, &conn),
+			      DAT_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(dat_ep_create(cli.ia, cli.pz, cli.recv, cli.req,
+					    conn, NULL, &ep), DAT_SUCCESS);
+	/* nobody listens there: the server rejects at once */
+	CU_ASSERT_EQUAL(dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&sin, QUAL + 1,
+				       LONG, 0, NULL, DAT_QOS_BEST_EFFORT,
+				       DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+	usleep(300 * 1000);	/* the REJ is in, its event not taken */
+	CU_ASSERT_EQUAL(dat_ep_free(ep), DAT_SUCCESS);
+	CU_ASSERT_EQUAL(DAT_GET_TYPE(dat_evd_dequeue(conn, &ev)),
+			DAT_QUEUE_EMPTY);
+	CU_ASSERT_EQUAL(dat_evd_free(conn), DAT_SUCCESS);
+}
+
+/* An EP freed once connected, before its ESTABLISHED event was taken:
+ * its connection ends (DREQ), and the EVD it reported to can be freed.
+ * The plug-in left such a connection established for good, and the EVD in
+ * use (found by fuzz_dat). */
+static void
+test_dto_free_established(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	DAT_EVD_HANDLE cconn, sconn;
+	DAT_EP_HANDLE cep, sep;
+	DAT_EVENT ev;
+	DAT_RETURN r = DAT_INVALID_STATE;
+
+	inet_pton(AF_INET, "198.18.0.1", &sin.sin_addr);
+	CU_ASSERT_EQUAL_FATAL(dat_evd_create(cli.ia, 8, DAT_HANDLE_NULL,
+					     DAT_EVD_CONNECTION_FLAG, &cconn),
+			      DAT_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(dat_evd_create(srv.ia, 8, DAT_HANDLE_NULL,
+					     DAT_EVD_CONNECTION_FLAG, &sconn),
+			      DAT_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(dat_ep_create(cli.ia, cli.pz, cli.recv, cli.req,
+					    cconn, NULL, &cep), DAT_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(dat_ep_create(srv.ia, srv.pz, srv.recv, srv.req,
+					    sconn, NULL, &sep), DAT_SUCCESS);
+	CU_ASSERT_EQUAL(dat_ep_connect(cep, (DAT_IA_ADDRESS_PTR)&sin, QUAL,
+				       LONG, 0, NULL, DAT_QOS_BEST_EFFORT,
+				       DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
+	CU_ASSERT_EQUAL_FATAL(next(cr_evd, &ev), DAT_CONNECTION_REQUEST_EVENT);
+	CU_ASSERT_EQUAL(dat_cr_accept(
+		ev.event_data.cr_arrival_event_data.cr_handle, sep, 0, NULL),
+		DAT_SUCCESS);
+	CU_ASSERT_EQUAL(next(sconn, &ev), DAT_CONNECTION_EVENT_ESTABLISHED);
+	usleep(200 * 1000);	/* the client's event is in, not taken */
+	CU_ASSERT_EQUAL(dat_ep_free(cep), DAT_SUCCESS);
+	for (int i = 0; i < 50 && r != DAT_SUCCESS; i++) {
+		r = dat_evd_free(cconn);
+		if (r != DAT_SUCCESS)
+			usleep(100 * 1000);
+	}
+	CU_ASSERT_EQUAL(r, DAT_SUCCESS);
+	/* the server saw the end */
+	CU_ASSERT_EQUAL(next(sconn, &ev), DAT_CONNECTION_EVENT_DISCONNECTED);
+	CU_ASSERT_EQUAL(dat_ep_free(sep), DAT_SUCCESS);
+	CU_ASSERT_EQUAL(dat_evd_free(sconn), DAT_SUCCESS);
+}
+
 CU_TestInfo evd_dto_tests[] = {
+	{ "a connected EP freed before its event", test_dto_free_established },
+	{ "event of a freed EP's connection", test_dto_late_event },
 	{ "wait for receives and sends", test_dto_wait },
 	{ "threshold of the whole queue", test_dto_threshold },
 	{ "more completions than the ring", test_dto_ring_full },

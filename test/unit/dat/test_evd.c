@@ -619,6 +619,11 @@ test_cno_basic(void)
 	CU_ASSERT(evd_now_ms() - t0 >= 25);
 	ASSERT_RET(dat_cno_wait(cno, 0, NULL), DAT_INVALID_PARAMETER,
 		   DAT_INVALID_ARG3);
+	/* a CNO nothing ever fed: empty (its EVD list was copied from NULL,
+	 * undefined behaviour UBSan halted on: found by fuzz_dat) */
+	ASSERT_OK(dat_cno_create(ia, DAT_OS_WAIT_PROXY_AGENT_NULL, &other));
+	CU_ASSERT_EQUAL(dat_cno_wait(other, 0, &got), DAT_QUEUE_EMPTY);
+	ASSERT_OK(dat_cno_free(other));
 	/* fed by an EVD: cannot go */
 	ASSERT_RET(dat_cno_free(cno), DAT_INVALID_STATE,
 		   DAT_INVALID_STATE_CNO_IN_USE);

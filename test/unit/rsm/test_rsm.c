@@ -1179,7 +1179,68 @@ test_misuse_table(void)
 	munmap(mk_page, pg);
 }
 
+/* The importer's reading of the exporter's answer (rsm_import_reply): a
+ * REP of RSM's is taken; a REJ's code is returned when it is one of the
+ * interface's, and a REJ that says "0" or a code of no meaning is no grant
+ * (found by fuzz_rsm: the importer took a REJ of status 0 for a connect
+ * that succeeded, and returned 258 to the application). */
+static const struct {
+	const char *what;
+	enum dpdat_cm_event_type type;
+	uint16_t reason, len;
+	uint32_t magic, status;
+	int want;
+} replies[] = {
+	{ "REP", DPDAT_CM_ESTABLISHED, 0, 40, RSM_WIRE_MAGIC, 0, 0 },
+	{ "REP, not RSM's", DPDAT_CM_ESTABLISHED, 0, 40, 0x1234, 0,
+	  RSMERR_REMOTE_NODE_UNREACHABLE },
+	{ "REJ with a code", DPDAT_CM_REJECTED, 28, 40, RSM_WIRE_MAGIC,
+	  RSMERR_PERM_DENIED, RSMERR_PERM_DENIED },
+	{ "REJ, status 0", DPDAT_CM_REJECTED, 28, 40, RSM_WIRE_MAGIC, 0,
+	  RSMERR_REMOTE_NODE_UNREACHABLE },
+	{ "REJ, code 258", DPDAT_CM_REJECTED, 28, 40, RSM_WIRE_MAGIC, 258,
+	  RSMERR_REMOTE_NODE_UNREACHABLE },
+	{ "REJ, code -1", DPDAT_CM_REJECTED, 28, 40, RSM_WIRE_MAGIC,
+	  0xffffffffu, RSMERR_REMOTE_NODE_UNREACHABLE },
+	{ "REJ, no service", DPDAT_CM_REJECTED, DPDAT_CM_REJ_INVALID_SERVICE, 0,
+	  0, 0, RSMERR_SEG_NOT_PUBLISHED },
+	{ "REJ, short", DPDAT_CM_REJECTED, 28, 8, RSM_WIRE_MAGIC,
+	  RSMERR_PERM_DENIED, RSMERR_REMOTE_NODE_UNREACHABLE },
+	{ "no answer", DPDAT_CM_UNREACHABLE, 0, 0, 0, 0,
+	  RSMERR_REMOTE_NODE_UNREACHABLE },
+};
+
+static void
+test_import_reply(void)
+{
+	for (unsigned int i = 0; i < RTE_DIM(replies); i++) {
+		struct rsm_rep rep = { .magic = replies[i].magic,
+				       .status = replies[i].status,
+				       .addr = 0x1000, .len = 0x2000,
+				       .rkey = 77, .gen = 3, .ticket = 99 };
+		struct dpdat_cm_event ev = { .type = replies[i].type,
+					     .reason = replies[i].reason,
+					     .private_data_len = replies[i].len };
+		struct rsm_import m = { .broken = 1 };
+		int r;
+
+		memcpy(ev.private_data, &rep, sizeof(rep));
+		r = rsm_import_reply(&m, &ev);
+		if (r != replies[i].want)
+			printf("\n  %s: %d, want %d", replies[i].what, r,
+			       replies[i].want);
+		CU_ASSERT_EQUAL(r, replies[i].want);
+		if (r == 0) {
+			CU_ASSERT(m.rkey == 77 && m.rlen == 0x2000 &&
+				  m.ticket == 99 && !m.broken);
+		} else {
+			CU_ASSERT(m.rkey == 0 && m.broken);
+		}
+	}
+}
+
 static CU_TestInfo tests[] = {
+	{ "import reply", test_import_reply },
 	{ "import arguments", test_import_args },
 	{ "local memory handles", test_localmemory_handle },
 	{ "misuse: wrong-type, freed and NULL handles", test_misuse_table },
