@@ -443,41 +443,6 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	qp->epsn = roce_psn_add(psn, 1);
 }
 
-/* A READ accepted: remembered, so that a duplicate can be held to it. */
-static void
-read_seen(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
-	  uint32_t psn, uint32_t npkts)
-{
-	qp->rd_seen[qp->rd_seen_next++ % RC_RD_SEEN] =
-		(struct rc_read_seen){ va, rkey, len, psn, npkts };
-}
-
-/* Whether a duplicate READ at psn asks for a part of a READ accepted at
- * that PSN's run, as a requester asks again: the same key, the address
- * and length moved on by the responses before psn. Anything else comes
- * from someone else (and a wrong key on a duplicate breaks nothing, so
- * without this it would be a free way to test keys). */
-static bool
-read_was_seen(const struct dpdat_qp *qp, uint64_t va, uint32_t rkey,
-	      uint32_t len, uint32_t psn)
-{
-	const struct rc_read_seen *e;
-	uint64_t skip;
-	int32_t k;
-
-	/* newest first: after the PSNs wrap, an old READ may cover psn */
-	for (unsigned int i = 1; i <= RC_RD_SEEN; i++) {
-		e = &qp->rd_seen[(qp->rd_seen_next - i) % RC_RD_SEEN];
-		k = roce_psn_diff(psn, e->first_psn);
-		if (k < 0 || (uint32_t)k >= e->npkts)
-			continue;
-		skip = (uint64_t)k * qp->pmtu;
-		return rkey == e->rkey && va == e->va + skip &&
-		       len <= e->len - skip;
-	}
-	return false;
-}
-
 static void
 do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	unsigned int off, bool dup)
@@ -486,8 +451,6 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	uint32_t rkey, len, npkts;
 
 	read_reth(m, off, &va, &rkey, &len);
-	if (dup && !read_was_seen(qp, va, rkey, len, psn))
-		return;
 	/* a zero-length READ still names a key: it must be valid */
 	if (len > (1u << 31) || mr_access_check(qp->dev->dom, rkey, va,
 			len, DPDAT_MEM_PRIV_REMOTE_READ, qp->pz_id,
@@ -516,7 +479,6 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
-	read_seen(qp, va, rkey, len, psn, npkts);
 	qp->msn++;
 	qp->epsn = roce_psn_add(psn, npkts);
 	/* the READ took those PSNs: nothing legitimate is held there */
