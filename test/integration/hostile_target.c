@@ -424,7 +424,9 @@ client_exit(void)
 	char path[512];
 	FILE *f;
 
-	if (dpdat_port_stats(dpdat_dev_port(dev), &ps) == 0)
+	/* after main closed the device there is nothing left to report (and
+	 * nothing to touch): only the sign for the server */
+	if (dev != NULL && dpdat_port_stats(dpdat_dev_port(dev), &ps) == 0)
 		printf("client: port: rx %lu, tx %lu, refused by the device "
 		       "%lu; dropped: no QP %lu, not the peer %lu, ICRC %lu\n",
 		       (unsigned long)ps.rx_pkts, (unsigned long)ps.tx_pkts,
@@ -432,9 +434,10 @@ client_exit(void)
 		       (unsigned long)ps.drop_no_qp,
 		       (unsigned long)ps.drop_not_peer,
 		       (unsigned long)ps.drop_icrc);
-	if (client_qp != NULL)
+	if (dev != NULL && client_qp != NULL)
 		dpdat_qp_dump(client_qp, stdout);
-	if (client_qp != NULL && dpdat_qp_stats(client_qp, &qs) == 0)
+	if (dev != NULL && client_qp != NULL &&
+	    dpdat_qp_stats(client_qp, &qs) == 0)
 		printf("client: qp: tx %lu, retransmits %lu, timeouts %lu, "
 		       "NAKs received %lu, probes %lu\n",
 		       (unsigned long)qs.tx_pkts,
@@ -560,5 +563,6 @@ main(int argc, char **argv)
 	dpdat_cq_free(cq);
 	dpdat_pz_free(pz);
 	dpdat_dev_close(dev);
+	dev = NULL;	/* the exit handler runs after this */
 	return stalled ? 77 : 0;
 }
