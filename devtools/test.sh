@@ -50,14 +50,16 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 # Debian's DAT programs against the sanitized plug-in, the runtimes
 # preloaded into them (LD_PRELOAD, LeakSanitizer on, their own leaks
 # suppressed in test/conformance/lsan-dat.supp; test/sanitizer.sh): every
-# case over memif (about 3 min), and between namespaces the cases but
+# case over memif (about 3 min) but the loss variants and the programs'
+# options one by one (suites loss, options: the plain tree runs them), and
+# between namespaces the cases but
 # dtest, whose 8 GiB through the veth pair take 1.5 to 2 min each, with or
 # without ASan: build/ runs them above, and
 # meson test -C build-asan --suite netns under the sanitizers
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite conformance --no-suite netns \
-		--no-suite faults
+		--no-suite loss --no-suite options
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan netns-afxdp-dat-trans-mix \
