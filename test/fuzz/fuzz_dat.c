@@ -64,6 +64,7 @@
 
 #include <rte_cycles.h>
 
+#include "cm_priv.h"
 #include "dd.h"
 #include "port_priv.h"
 #include "fuzz_peer.h"
@@ -988,6 +989,32 @@ reject_all(DAT_EVD_HANDLE h)
 	}
 }
 
+/* What the CM still holds of this input: a connection whose EP was freed
+ * while it connected (it lives until the CM gives up, some seconds, and
+ * keeps its EVD in use), a rejected request kept to answer its repeats.
+ * Its timers run ahead, a try at a time, until nothing is left to
+ * retry; then the deferred EVDs free now. Left to the clock, thousands
+ * of inputs' connections would be held at once, each input would end
+ * with more allocated than freed, and libFuzzer would scan for leaks
+ * after each (this ran at about 1,100 inputs a second). */
+static void
+run_cm_ahead(void)
+{
+	const uint64_t hz = rte_get_tsc_hz(), t = rte_get_tsc_cycles();
+	DAT_EVENT ev;
+
+	for (int i = 1; i <= 16; i++) {
+		cm_progress(dia->dev, t + (uint64_t)i * 10 * hz);
+		dpdat_dev_progress(dia->dev);
+	}
+	for (unsigned int i = 0; i < ndeferred; i++) {
+		while (P->evd_dequeue_func(deferred[i].h, &ev) == DAT_SUCCESS)
+			;
+		if (P->evd_free_func(deferred[i].h) == DAT_SUCCESS)
+			deferred[i--] = deferred[--ndeferred];
+	}
+}
+
 /* Free what the input created, dependants first: each must go. */
 static void
 cleanup(void)
@@ -1041,6 +1068,7 @@ cleanup(void)
 			drain();
 		}
 	}
+	run_cm_ahead();
 	while (P->evd_dequeue_func(async_evd, &ev) == DAT_SUCCESS)
 		;
 	nslots = 0;
