@@ -56,6 +56,8 @@ extern int dpdat_rc_logtype;
 #define RC_RD_WND	4096		/* READ response PSNs placed ahead */
 #define RC_RD_HOLES	16		/* hole answers a responder queues */
 #define RC_RD_ASKS	64		/* READ parts asked again, remembered */
+#define RC_RD_SEEN	(2 * RC_MAX_RD)	/* READs accepted, remembered */
+#define RC_RD_SEEN_PKTS	(1u << 22)	/* PSNs one of them spans, at most */
 
 /* Zero-copy buffers of one work request: its payload is attached to the
  * transmitted mbufs as an external buffer; the shared info counts the mbufs
@@ -336,6 +338,13 @@ struct dpdat_qp {
 	 * max_rd outstanding), oldest first */
 	struct rc_atomic_res atom[RC_MAX_RD];
 	uint32_t atom_head, n_atom;
+	/* the READs accepted last (a requester has at most RC_MAX_RD out):
+	 * a duplicate is answered only inside one of them */
+	struct rc_read_seen {
+		uint64_t va, len;
+		uint32_t rkey, first_psn, npkts;
+	} rd_seen[RC_RD_SEEN];
+	uint32_t rd_seen_next;
 };
 
 /* The device as the RC layer sees it: its port, its registration domain,

@@ -443,6 +443,63 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	qp->epsn = roce_psn_add(psn, 1);
 }
 
+/* A READ accepted: remembered, so that a duplicate can be held to it.
+ * One that goes on where the last left off (next PSN, next address, same
+ * key, the last one whole PMTUs) joins it: a requester whose READ request
+ * was lost asks for it again in parts (selective repeat: at most half its
+ * window a time), and here those parts are new READs; its later asks may
+ * cross from one part into the next, and must match as one READ. */
+static void
+read_seen(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
+	  uint32_t psn, uint32_t npkts)
+{
+	struct rc_read_seen *e =
+		&qp->rd_seen[(qp->rd_seen_next - 1) % RC_RD_SEEN];
+
+	if (qp->rd_seen_next != 0 && e->rkey == rkey &&
+	    e->va + e->len == va && e->len == (uint64_t)e->npkts * qp->pmtu &&
+	    roce_psn_add(e->first_psn, e->npkts) == psn &&
+	    e->npkts + npkts < RC_RD_SEEN_PKTS) {
+		e->len += len;
+		e->npkts += npkts;
+		return;
+	}
+	qp->rd_seen[qp->rd_seen_next++ % RC_RD_SEEN] =
+		(struct rc_read_seen){ .va = va, .len = len, .rkey = rkey,
+				       .first_psn = psn, .npkts = npkts };
+}
+
+/* Whether a duplicate READ at psn asks for a part of a READ accepted at
+ * that PSN's run, as a requester asks again: the same key, the address
+ * moved on by the responses before psn. Anything else comes from someone
+ * else (and a wrong key on a duplicate breaks nothing, so without this it
+ * would be a free way to test keys). *len is cut to the READ's end: a
+ * requester that asks in parts after its request was lost may ask across
+ * the end of the part taken as a READ here (its next part is taken as a
+ * new READ once the responses up to the end are in). */
+static bool
+read_was_seen(const struct dpdat_qp *qp, uint64_t va, uint32_t rkey,
+	      uint32_t *len, uint32_t psn)
+{
+	const struct rc_read_seen *e;
+	uint64_t skip;
+	int32_t k;
+
+	/* newest first: after the PSNs wrap, an old READ may cover psn */
+	for (unsigned int i = 1; i <= RC_RD_SEEN; i++) {
+		e = &qp->rd_seen[(qp->rd_seen_next - i) % RC_RD_SEEN];
+		k = roce_psn_diff(psn, e->first_psn);
+		if (k < 0 || (uint32_t)k >= e->npkts)
+			continue;
+		skip = (uint64_t)k * qp->pmtu;
+		if (rkey != e->rkey || va != e->va + skip || skip > e->len)
+			return false;
+		*len = (uint32_t)RTE_MIN((uint64_t)*len, e->len - skip);
+		return true;
+	}
+	return false;
+}
+
 static void
 do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	unsigned int off, bool dup)
@@ -451,6 +508,8 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	uint32_t rkey, len, npkts;
 
 	read_reth(m, off, &va, &rkey, &len);
+	if (dup && !read_was_seen(qp, va, rkey, &len, psn))
+		return;
 	/* a zero-length READ still names a key: it must be valid */
 	if (len > (1u << 31) || mr_access_check(qp->dev->dom, rkey, va,
 			len, DPDAT_MEM_PRIV_REMOTE_READ, qp->pz_id,
@@ -461,7 +520,8 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	}
 	npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
 	if (dup) {
-		/* answer again, but only inside what we already accepted */
+		/* answered again only inside what we already accepted (cut
+		 * to it above) */
 		if (roce_psn_diff(roce_psn_add(psn, npkts), qp->epsn) > 0)
 			return;
 		if (qp->sr != NULL) {
@@ -479,6 +539,7 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
+	read_seen(qp, va, rkey, len, psn, npkts);
 	qp->msn++;
 	qp->epsn = roce_psn_add(psn, npkts);
 	/* the READ took those PSNs: nothing legitimate is held there */

@@ -509,6 +509,191 @@ test_not_peer_dropped(void)
 	disconnect_pair();
 }
 
+/* The READ responses B sends within a few rounds (dropped: A completed
+ * its READ, they would be duplicates there). */
+static int
+b_read_resps(void)
+{
+	struct rte_mbuf *pkts[64];
+	struct roce_bth bth;
+	unsigned int n, k;
+	int found = 0;
+
+	for (int i = 0; i < 50; i++) {
+		dpdat_dev_progress(B.dev);
+		n = rte_ring_dequeue_burst(b2a, (void **)pkts, RTE_DIM(pkts),
+					   NULL);
+		for (k = 0; k < n; k++) {
+			rc_mbuf_copy(pkts[k], PORT_HDR_LEN, (uint8_t *)&bth,
+				     sizeof(bth));
+			found += bth.opcode >= ROCE_OP_READ_RESP_FIRST &&
+				 bth.opcode <= ROCE_OP_READ_RESP_ONLY;
+		}
+		rte_pktmbuf_free_bulk(pkts, n);
+	}
+	return found;
+}
+
+/* A copy of the READ request req with its RETH changed, ICRC right, to B:
+ * what a host that sniffed the request could send in A's name. */
+static void
+inject_read_at(const struct rte_mbuf *req, uint32_t psn, uint64_t va,
+	       uint32_t rkey, uint32_t len)
+{
+	struct rte_mbuf *m = rte_pktmbuf_copy(req, req->pool, 0, UINT32_MAX);
+	struct roce_reth *reth;
+	struct roce_bth *bth;
+	uint32_t c;
+
+	CU_ASSERT_FATAL(m != NULL);
+	bth = rte_pktmbuf_mtod_offset(m, struct roce_bth *, PORT_HDR_LEN);
+	bth->apsn = rte_cpu_to_be_32(ROCE_BTH_ACKREQ | (psn & 0xffffff));
+	reth = rte_pktmbuf_mtod_offset(m, struct roce_reth *,
+				       PORT_HDR_LEN + sizeof(struct roce_bth));
+	reth->va = rte_cpu_to_be_64(va);
+	reth->rkey = rte_cpu_to_be_32(rkey);
+	reth->dlen = rte_cpu_to_be_32(len);
+	c = roce_icrc(rte_pktmbuf_mtod_offset(m, uint8_t *, RTE_ETHER_HDR_LEN),
+		      rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN - 4);
+	memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *,
+		rte_pktmbuf_pkt_len(m) - 4), &c, 4);
+	CU_ASSERT(rte_ring_enqueue(a2b, m) == 0);
+}
+
+static void
+inject_read(const struct rte_mbuf *req, uint64_t va, uint32_t rkey,
+	    uint32_t len)
+{
+	inject_read_at(req, roce_bth_psn(rte_pktmbuf_mtod_offset(req,
+			const struct roce_bth *, PORT_HDR_LEN)), va, rkey, len);
+}
+
+/* A duplicate READ (a PSN already taken) is answered again only inside
+ * the READ first accepted at that PSN: same key, the address and length
+ * the requester asks again with (rest of it from a response on), as rxe
+ * replays its responder resources. Any other would be a free oracle for
+ * keys: a wrong key is not an error on a duplicate (the QP lives), a
+ * right one sent the memory of another region to the peer's address. */
+static void
+test_dup_read_bounded(void)
+{
+	struct rte_mbuf *pkts[8], *req;
+	struct dpdat_qp_stats st;
+	struct dpdat_wc wc;
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	const uint64_t va = (uintptr_t)B.buf;
+	uint8_t *other = dpdat_mem_alloc(4096, 4096, -1);
+	struct dpdat_lmr_info li;
+	struct dpdat_lmr *lo;
+	unsigned int n;
+
+	/* another region of B's, open to remote READs: its key unknown */
+	CU_ASSERT_FATAL(other != NULL);
+	d.virt.addr = other;
+	d.virt.length = 4096;
+	lo = dpdat_lmr_create(B.pz, &d, DPDAT_MEM_PRIV_ALL);
+	CU_ASSERT_FATAL(lo != NULL && dpdat_lmr_query(lo, &li) == 0);
+	for (int sack = 0; sack < 2; sack++) {
+		connect_pair_ext(1024, 14, sack ? DPDAT_QP_EXT_SACK : 0);
+		memset(B.buf, 0x5e, 3 * 1024);
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, 3 * 1024,
+				     va, B.key) == 0);
+		dpdat_dev_progress(A.dev);
+		n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
+		CU_ASSERT_FATAL(n == 1);
+		req = rte_pktmbuf_copy(pkts[0], pkts[0]->pool, 0, UINT32_MAX);
+		CU_ASSERT_FATAL(req != NULL);
+		CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
+		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+		run(10);
+		/* elsewhere in the same region, beyond the READ, with its
+		 * key: not answered, and the QP lives */
+		inject_read(req, va + 8192, B.key, 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 0);
+		/* longer: answered up to the READ's end */
+		inject_read(req, va, B.key, 4 * 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 3);
+		inject_read(req, va, B.key ^ 0x100, 1024);	/* other key */
+		CU_ASSERT_EQUAL(b_read_resps(), 0);
+		inject_read(req, (uintptr_t)other, li.rmr_context, 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 0);	/* another region's */
+		/* the READ itself, or a part of it from its start: answered */
+		inject_read(req, va, B.key, 3 * 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 3);
+		inject_read(req, va, B.key, 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 1);
+		dpdat_qp_stats(B.qp, &st);
+		CU_ASSERT_EQUAL(st.dup_rcvd, 6);
+		run(20);
+		drain_cqs();
+		rte_pktmbuf_free(req);
+		/* still connected: a WRITE goes through */
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 64, va,
+				     B.key) == 0);
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
+		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+		disconnect_pair();
+	}
+	CU_ASSERT_EQUAL(dpdat_lmr_free(lo), 0);
+	dpdat_mem_free(other);
+}
+
+/* A requester whose READ request was lost asks for it again in parts
+ * (selective repeat: half its window at most a time), and the responder
+ * takes each part as a new READ. A later ask that crosses from one part
+ * into the next is a duplicate of the two together, and is answered: it
+ * was dropped once (rc-loss-sr-1pct's 16 MiB READ then ran out of
+ * retries), when each part was matched alone. */
+static void
+test_dup_read_across_parts(void)
+{
+	struct rte_mbuf *pkts[8], *req;
+	struct dpdat_wc wc;
+	const uint64_t va = (uintptr_t)B.buf;
+	uint32_t psn;
+	unsigned int n;
+
+	for (int sack = 0; sack < 2; sack++) {
+		connect_pair_ext(1024, 14, sack ? DPDAT_QP_EXT_SACK : 0);
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, 6 * 1024,
+				     va, B.key) == 0);
+		dpdat_dev_progress(A.dev);
+		n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
+		CU_ASSERT_FATAL(n == 1);
+		req = pkts[0];		/* lost: B never sees it */
+		psn = roce_bth_psn(rte_pktmbuf_mtod_offset(req,
+				const struct roce_bth *, PORT_HDR_LEN));
+		/* asked again in parts of two PMTUs: new READs to B */
+		inject_read_at(req, psn, va, B.key, 2048);
+		CU_ASSERT_EQUAL(b_read_resps(), 2);
+		inject_read_at(req, psn + 2, va + 2048, B.key, 2048);
+		CU_ASSERT_EQUAL(b_read_resps(), 2);
+		inject_read_at(req, psn + 4, va + 4096, B.key, 2048);
+		CU_ASSERT_EQUAL(b_read_resps(), 2);
+		/* asked again across the parts: answered */
+		inject_read_at(req, psn + 1, va + 1024, B.key, 4 * 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 4);
+		inject_read_at(req, psn + 3, va + 3 * 1024, B.key, 3 * 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 3);
+		/* past the last part's end: answered up to it */
+		inject_read_at(req, psn + 3, va + 3 * 1024, B.key, 4 * 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 3);
+		/* not where the PSN says, another key: not answered */
+		inject_read_at(req, psn + 3, va + 2 * 1024, B.key, 1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 0);
+		inject_read_at(req, psn + 3, va + 3 * 1024, B.key ^ 0x100,
+			       1024);
+		CU_ASSERT_EQUAL(b_read_resps(), 0);
+		rte_pktmbuf_free(req);
+		/* A asks again itself, and its READ completes */
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000000) == 0);
+		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+		drain_cqs();
+		disconnect_pair();
+	}
+}
+
 /* ---- shared receive queues ---- */
 
 /* A connected pair: *qa on A, *qb on B taking its receives from srq. */
@@ -1160,6 +1345,10 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "ghost ACK completes nothing", test_ghost_ack },
 	{ "NAK fails the WR it names", test_nak_names_its_wr },
 	{ "packet from a stranger dropped", test_not_peer_dropped },
+	{ "a duplicate READ only inside the READ accepted",
+	  test_dup_read_bounded },
+	{ "a duplicate READ across READs asked in parts",
+	  test_dup_read_across_parts },
 	{ "segmentation, headers, ICRC", test_segmentation_headers },
 	{ "a CQ's eventfd, once taken, reports completions", test_cq_fd_watched },
 	{ "window of 512 PSNs", test_window },

@@ -171,6 +171,10 @@ struct script {
 	int drop_naks;		/* B's NAKs to drop */
 	bool drop_acks;		/* drop every ACK of B's while set */
 	uint32_t drop_resp_k;	/* READ: drop response first + k, once */
+	bool drop_req;		/* drop A's first READ request */
+	uint32_t drop_lo, drop_hi; /* READ: drop responses first + lo..hi
+				    * the first time each comes */
+	uint8_t *resp_seen;	/* by k: came once */
 	/* seen */
 	int naks, sacks, plain_naks, acks;
 	int reqs;		/* READ requests from A */
@@ -188,8 +192,7 @@ keep_script(const struct frame *f, bool from_a, void *arg)
 		if (f->op == ROCE_OP_READ_REQUEST) {
 			if (s->reqs < 8)
 				s->req[s->reqs] = *f;
-			s->reqs++;
-			return true;
+			return s->reqs++ != 0 || !s->drop_req;
 		}
 		s->data_from_a++;
 		if (k == s->drop_k && s->dropped == 0) {
@@ -199,6 +202,11 @@ keep_script(const struct frame *f, bool from_a, void *arg)
 		return true;
 	}
 	if (f->op >= ROCE_OP_READ_RESP_FIRST && f->op <= ROCE_OP_READ_RESP_ONLY) {
+		if (s->resp_seen != NULL && k >= s->drop_lo &&
+		    k <= s->drop_hi && !s->resp_seen[k]) {
+			s->resp_seen[k] = 1;
+			return false;
+		}
 		if (k == s->drop_resp_k && s->dropped == 0) {
 			s->dropped = 1;
 			return false;
@@ -434,6 +442,41 @@ test_read_tail_loss(void)
 	disconnect_pair();
 }
 
+/* Selective repeat asks for at most half its READ window at a time. When
+ * the request of a longer READ is lost, the first ask is a new READ to the
+ * responder, of that part only; when the ask's responses from some point
+ * on are lost (or late: the timer fires first), the next ask runs from
+ * there across the part's end. The responder answers it up to that end,
+ * and the READ goes on. It dropped it once (an ask beyond what it had
+ * accepted), every time, until the retries ran out: rc-loss-sr-1pct's
+ * 16 MiB READ failed that way on a loaded machine. */
+static void
+test_read_lost_request_in_parts(void)
+{
+	static uint8_t seen[4096];
+	struct script s = { .drop_k = ~0u, .drop_resp_k = ~0u,
+			    .drop_req = true, .drop_lo = 1000,
+			    .drop_hi = RC_RD_WND / 2 - 1, .resp_seen = seen };
+	const uint32_t len = 4096 * 256;	/* 4096 responses */
+	struct dpdat_wc wc;
+
+	memset(seen, 0, sizeof(seen));
+	connect_pair_ext(256, 14, DPDAT_QP_EXT_SACK);
+	s.first = first_psn(A.qp);
+	fill(B.buf, len, 3);
+	memset(A.buf, 0, len);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, len,
+			     (uintptr_t)B.buf, B.key) == 0);
+	CU_ASSERT_FATAL(xwait(&A, &wc, 5000, keep_script, &s) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(memcmp(A.buf, B.buf, len), 0);
+	CU_ASSERT_FATAL(s.reqs >= 3);
+	/* the request lost, then the first part asked again */
+	CU_ASSERT_EQUAL(s.req[1].psn, s.first);
+	CU_ASSERT_EQUAL(s.req[1].dlen, RC_RD_WND / 2 * 256);
+	disconnect_pair();
+}
+
 /* The responder holds what its device allows, no more; the rest is
  * dropped as under go-back-N and comes again. */
 static void
@@ -607,6 +650,8 @@ CU_TestInfo rc_loss_tests[] = {
 	{ "every ACK lost: a probe, a duplicate, an ACK", test_lost_acks },
 	{ "lost READ response: asked again", test_read_resp_loss },
 	{ "SR: lost last READ response: the probe", test_read_tail_loss },
+	{ "SR: a lost READ request asked again in parts",
+	  test_read_lost_request_in_parts },
 	{ "SR: the responder holds within its bound", test_sr_hold_bound },
 	{ "SR: no room to hold: back N, no timeout", test_sr_no_room },
 	{ "READ responses acknowledge what precedes", test_read_acks_before },
