@@ -30,8 +30,9 @@
  * the IA holds nothing but its asynchronous EVD: what an input created, it
  * freed. One exception, by design: the connection of an EP freed while it
  * was connecting lives on until the CM gives up (some seconds) and keeps
- * its EVD in use; such an EVD is freed at a later input, and one still in
- * use after 30 s fails.
+ * its EVD in use; the harness runs the CM's timers ahead at the end of the
+ * input (run_cm_ahead) and frees such an EVD then, or at a later input;
+ * one still in use after 30 s fails.
  *
  * Not passed: pointers to memory that is not the harness's (the plug-in
  * cannot tell them from handles, by design: handles are pointers checked
