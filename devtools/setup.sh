@@ -22,6 +22,7 @@ PACKAGES=(
 	iproute2 procps iputils-ping iperf3
 	tshark python3-scapy
 	libibverbs-dev librdmacm-dev
+	libfabric-dev libfabric-bin
 	sockperf gnuplot-nox
 )
 
