@@ -6,7 +6,7 @@
 # checks its invariants after every step (DPDAT_DEBUG), runs the suites
 # with injected loss; then a tree with AddressSanitizer and
 # UndefinedBehaviorSanitizer runs the unit, integration (cm and rsm among
-# them), tools and conformance suites: Debian's DAT programs, which are not
+# them), tools, conformance and fabric suites: Debian's DAT programs, which are not
 # instrumented, load the sanitized plug-in with the compiler's libasan.so
 # and libubsan.so preloaded (test/sanitizer.sh). Exits non-zero on any
 # failure.
@@ -60,6 +60,11 @@ ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite conformance --no-suite netns \
 		--no-suite loss --no-suite options
+# the libfabric provider under Debian's fi_info and fi_pingpong (preloaded
+# as the DAT programs) and fabric_test, over memif and the namespaces
+ASAN_OPTIONS=detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suites build-asan --suite fabric
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan netns-afxdp-dat-trans-mix \

@@ -10,10 +10,14 @@
 # device is a net_ring loopback of the process's own (no link needed).
 set -u
 dir=$1
+. "$(dirname "$0")/../sanitizer.sh"
+tmp=$(mktemp -d /tmp/dpdat-fiinfo-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+san_init "$tmp"
 command -v fi_info >/dev/null || { echo "SKIP: no fi_info (libfabric-bin)"; exit 77; }
 export FI_PROVIDER_PATH=$dir FI_DPDAT_DEVICE=net_ring0 FI_DPDAT_IPV4=198.18.0.1
 fail=0
-out=$(timeout 60 fi_info -p dpdat -v 2>&1)
+out=$(timeout 60 "${SAN_DAT[@]}" fi_info -p dpdat -v 2>&1)
 echo "$out" | grep -a -E '^ *(type|protocol|mr_mode|addr_format|prov_name|name|max_msg_size|cq_data_size|threading|data_progress):' |
 	sort | uniq -c
 want() {	# want LABEL REGEX: the output has a line matching REGEX
@@ -35,7 +39,7 @@ want "the port's address" 'src_addr: fi_sockaddr_in://198\.18\.0\.1:0'
 want "the device as the domain" '^ *name: net_ring0$'
 want "remote CQ data" '^ *mode: \[ FI_RX_CQ_DATA \]$'
 want "4-byte CQ data" '^ *cq_data_size: 4$'
-env=$(timeout 60 fi_info -e 2>&1 | tr -d '\0')
+env=$(timeout 60 "${SAN_DAT[@]}" fi_info -e 2>&1 | tr -d '\0')
 for v in DEVICE IPV4 MTU EAL CPU MEM_MB PROGRESS TICK_US; do
 	if echo "$env" | grep -a -q "FI_DPDAT_$v:"; then
 		echo "ok: fi_info -e lists FI_DPDAT_$v"
@@ -46,7 +50,7 @@ for v in DEVICE IPV4 MTU EAL CPU MEM_MB PROGRESS TICK_US; do
 done
 # a bad setting: no provider, and the reason in the log
 bad=$(FI_DPDAT_PROGRESS=sometimes FI_LOG_LEVEL=warn timeout 60 \
-	fi_info -p dpdat 2>&1)
+	"${SAN_DAT[@]}" fi_info -p dpdat 2>&1)
 if echo "$bad" | grep -a -q 'FI_DPDAT_PROGRESS "sometimes"' &&
    ! echo "$bad" | grep -a -q 'type: FI_EP_MSG'; then
 	echo "ok: FI_DPDAT_PROGRESS=sometimes refused with its reason"
@@ -55,4 +59,5 @@ else
 	echo "$bad" | tail -5
 	fail=1
 fi
+san_check "$tmp" || fail=1
 exit $fail

@@ -14,9 +14,13 @@
 # dpdat's frames go through the memif pair, the kernel's through the veth.
 # Checked: both exit 0, and every size the client ran was acknowledged
 # (#sent = #ack; -c makes the receivers check the data).
+# In a sanitizer build the uninstrumented fi_pingpong gets the sanitized
+# provider with the runtimes preloaded (SAN_PRELOAD, test/sanitizer.sh);
+# a report fails the test.
 set -u
 here=$(dirname "$0")
 . "$here/../integration/netns.sh"
+. "$here/../sanitizer.sh"
 link=$1 ep=$2 provdir=$3; shift 3
 case $ep in
 msg) prov=dpdat ;;
@@ -28,6 +32,7 @@ command -v fi_pingpong >/dev/null ||
 netns_up 1500
 dir=$(mktemp -d /tmp/dpdat-fabric-XXXXXX)
 trap 'netns_down; rm -rf "$dir"' EXIT
+san_init "$dir"
 case $link in
 memif)
 	sock=$dir/memif.sock
@@ -48,8 +53,8 @@ echo "fabric: fi_pingpong -p \"$prov\" -e $ep $*, $link," \
 	"$NS_A (198.18.0.1) <-> $NS_B (198.18.0.2)"
 ip netns exec "$NS_A" env FI_PROVIDER_PATH="$provdir" \
 	FI_DPDAT_DEVICE="$dev_s" FI_DPDAT_IPV4="$ip_s" \
-	timeout -k 2 "$limit" fi_pingpong -p "$prov" -e "$ep" "$@" \
-	> "$dir/server.log" 2>&1 &
+	timeout -k 2 "$limit" "${SAN_DAT[@]}" fi_pingpong -p "$prov" -e "$ep" \
+	"$@" > "$dir/server.log" 2>&1 &
 spid=$!
 # the server listens for the client's control connection
 for _ in $(seq 100); do
@@ -58,13 +63,14 @@ for _ in $(seq 100); do
 done
 ip netns exec "$NS_B" env FI_PROVIDER_PATH="$provdir" \
 	FI_DPDAT_DEVICE="$dev_c" FI_DPDAT_IPV4="$ip_c" \
-	timeout -k 2 "$limit" fi_pingpong -p "$prov" -e "$ep" "$@" 198.18.0.1 \
-	> "$dir/client.log" 2>&1
+	timeout -k 2 "$limit" "${SAN_DAT[@]}" fi_pingpong -p "$prov" -e "$ep" \
+	"$@" 198.18.0.1 > "$dir/client.log" 2>&1
 crc=$?
 wait "$spid"; src=$?
 sed 's/^/[server] /' "$dir/server.log"
 sed 's/^/[client] /' "$dir/client.log"
 echo "server exit $src, client exit $crc"
+san_check "$dir" || exit 1
 [ "$src" -eq 0 ] && [ "$crc" -eq 0 ] || exit 1
 # the table: bytes #sent #ack ...; every row acknowledged in full
 rows=$(awk '$1 ~ /^[0-9]+[kmg]?$/ && NF >= 8' "$dir/client.log")
