@@ -293,12 +293,17 @@ int
 df_cq_trywait(struct fid *fid)
 {
 	struct df_cq *cq = container_of(fid, struct df_cq, cq_fid.fid);
-	struct pollfd p = { .fd = dpdat_cq_fd(cq->cq), .events = POLLIN };
+	struct pollfd p = { .events = POLLIN };
 	uint64_t v;
 	int ret = 0, n;
 
+	if (cq->wait_obj != FI_WAIT_FD)
+		return -FI_EINVAL;	/* nothing to wait on */
+	p.fd = dpdat_cq_fd(cq->cq);
 	pthread_mutex_lock(&cq->lock);
-	if (poll(&p, 1, 0) == 1 && read(p.fd, &v, sizeof(v)) < 0)
+	/* another thread's wait may have emptied it meanwhile (EAGAIN) */
+	if (poll(&p, 1, 0) == 1 && read(p.fd, &v, sizeof(v)) < 0 &&
+	    errno != EAGAIN)
 		ret = -FI_EIO;
 	if (ret == 0 && cq->bl_n > 0)
 		ret = -FI_EAGAIN;

@@ -190,6 +190,7 @@ struct df_eq_ev {
 	STAILQ_ENTRY(df_eq_ev) next;
 	uint32_t event;
 	bool err;
+	bool written;			/* by fi_eq_write */
 	size_t len;
 	uint8_t err_data[DPDAT_CM_DREQ_PDATA_MAX];	/* the REJ's data */
 	union {	/* last: fi_eq_cm_entry ends in its data */
@@ -230,10 +231,15 @@ enum df_ep_state {
 	DF_EP_SHUTDOWN,		/* disconnected, rejected or broken */
 };
 
-/* A connection request as fi_info's handle carries it. */
+/* A connection request as fi_info's handle carries it. The application's
+ * fi_info holds it until fi_accept (which frees it) or fi_reject; an
+ * endpoint opened for it that closes unaccepted rejects the request and
+ * leaves it a tombstone (conn NULL) for a fi_reject to free (ofi_rxm
+ * closes the endpoint, then rejects). */
 struct df_connreq {
 	struct fid fid;			/* FI_CLASS_CONNREQ */
-	struct dpdat_cm_conn *conn;
+	struct dpdat_cm_conn *conn;	/* NULL: answered already */
+	struct df_ep *ep;		/* the endpoint opened for it */
 	struct sockaddr_in peer;
 };
 
@@ -277,6 +283,9 @@ uint16_t df_cm_frame(uint8_t *pd, const void *data, size_t len);
 size_t df_cm_unframe(const struct dpdat_cm_event *ev, const uint8_t **data);
 /* eq.c: events still queued for an endpoint that closes go with it. */
 void df_eq_forget(struct df_eq *eq, const struct fid *fid);
+/* eq.c: a passive endpoint closes: the requests it has not handed out
+ * are rejected. Under the EQ lock, the listener freed already. */
+void df_eq_drop_pep(struct df_eq *eq, struct df_pep *pep);
 
 /* eq.c: converting a CM event needs the EP it is about. */
 struct df_ep *df_eq_find_ep(struct df_eq *eq, struct dpdat_cm_conn *conn);

@@ -503,7 +503,7 @@ ep_accept(struct fid_ep *f, const void *param, size_t paramlen)
 			ep->state = DF_EP_CONNECTING;
 			ep->connreq = NULL;
 			ep->info->handle = NULL;
-			free(cr);
+			free(cr);	/* the application's handle is spent */
 		}
 		pthread_mutex_unlock(&ep->eq->lock);
 		if (ret != 0)
@@ -722,16 +722,27 @@ ep_close(struct fid *fid)
 	if (ep->eq != NULL)
 		pthread_mutex_lock(&ep->eq->lock);
 	if (ep->conn != NULL) {
-		/* an orderly end when it stands; its last event frees it
-		 * when it cannot go now (a zombie of the EQ's) */
-		dpdat_cm_disconnect(ep->conn, NULL, 0);
-		dpdat_cm_conn_free(ep->conn);
+		/* A connection is freed only after its last event is taken
+		 * (the CM queues it, the EQ converts it under the lock held
+		 * here): freed before, its queued event would name freed
+		 * memory, or a new connection at the same address. Ended
+		 * already: free it; else end it, and its last event frees
+		 * it (eq.c, convert(): no endpoint has it any more). */
+		if (ep->state == DF_EP_SHUTDOWN)
+			dpdat_cm_conn_free(ep->conn);
+		else
+			dpdat_cm_disconnect(ep->conn, NULL, 0);
 		ep->conn = NULL;
 	}
-	if (ep->connreq != NULL) {	/* never accepted */
-		dpdat_cm_reject(ep->connreq->conn, NULL, 0);
-		dpdat_cm_conn_free(ep->connreq->conn);
-		free(ep->connreq);
+	if (ep->connreq != NULL) {	/* never accepted: rejected */
+		struct df_connreq *cr = ep->connreq;
+
+		if (cr->conn != NULL) {
+			dpdat_cm_reject(cr->conn, NULL, 0);
+			dpdat_cm_conn_free(cr->conn);
+			cr->conn = NULL;	/* a tombstone: df.h */
+		}
+		cr->ep = NULL;
 		ep->info->handle = NULL;
 	}
 	if (ep->eq != NULL) {
@@ -791,9 +802,16 @@ df_ep_open(struct fid_domain *domain, struct fi_info *info,
 		free(ep);
 		return -FI_ENOMEM;
 	}
-	if (info->handle != NULL)
+	if (info->handle != NULL) {
 		ep->connreq = container_of(info->handle, struct df_connreq,
 					   fid);
+		if (ep->connreq->conn == NULL) {	/* answered already */
+			fi_freeinfo(ep->info);
+			free(ep);
+			return -FI_EINVAL;
+		}
+		ep->connreq->ep = ep;
+	}
 	pthread_mutex_init(&ep->lock, NULL);
 	ep->domain = dom;
 	ep->src.sin_family = AF_INET;
@@ -869,6 +887,15 @@ pep_reject(struct fid_pep *f, fid_t handle, const void *param,
 	    paramlen > DF_REJECT_DATA || (paramlen > 0 && param == NULL))
 		return -FI_EINVAL;
 	cr = container_of(handle, struct df_connreq, fid);
+	if (cr->ep != NULL) {
+		/* an endpoint opened for it: it no longer has a request */
+		cr->ep->connreq = NULL;
+		cr->ep->info->handle = NULL;
+	}
+	if (cr->conn == NULL) {	/* its endpoint closed: rejected then */
+		free(cr);
+		return 0;
+	}
 	ret = dpdat_cm_reject(cr->conn, pd, df_cm_frame(pd, param, paramlen));
 	dpdat_cm_conn_free(cr->conn);
 	free(cr);
@@ -966,6 +993,9 @@ pep_close(struct fid *fid)
 	if (pep->listener != NULL)
 		dpdat_cm_listen_free(pep->listener);
 	if (pep->eq != NULL) {
+		/* the requests it has not handed out are answered: a
+		 * requester would otherwise wait on it for good */
+		df_eq_drop_pep(pep->eq, pep);
 		LIST_REMOVE(pep, eq_next);
 		pep->eq->refs--;
 		pthread_mutex_unlock(&pep->eq->lock);

@@ -43,6 +43,9 @@ ev_push(struct df_eq *eq, struct df_eq_ev *e)
 	eq->n_evs++;
 }
 
+static void pull(struct df_eq *eq);
+static void ev_free(struct df_eq_ev *e);
+
 struct df_ep *
 df_eq_find_ep(struct df_eq *eq, struct dpdat_cm_conn *conn)
 {
@@ -99,6 +102,23 @@ df_eq_forget(struct df_eq *eq, const struct fid *fid)
 		STAILQ_REMOVE(&eq->evs, e, df_eq_ev, next);
 		eq->n_evs--;
 		free(e);
+	}
+}
+
+void
+df_eq_drop_pep(struct df_eq *eq, struct df_pep *pep)
+{
+	struct df_eq_ev *e, *tmp;
+
+	pull(eq);	/* what the CM queued for it, converted */
+	for (e = STAILQ_FIRST(&eq->evs); e != NULL; e = tmp) {
+		tmp = STAILQ_NEXT(e, next);
+		if (e->err || e->event != FI_CONNREQ ||
+		    e->u.cm.fid != &pep->pep_fid.fid || e->u.cm.info == NULL)
+			continue;
+		STAILQ_REMOVE(&eq->evs, e, df_eq_ev, next);
+		eq->n_evs--;
+		ev_free(e);	/* rejected */
 	}
 }
 
@@ -241,11 +261,14 @@ static void
 ev_free(struct df_eq_ev *e)
 {
 	/* a request's info not handed out goes with it */
-	if (e->event == FI_CONNREQ && !e->err && e->u.cm.info != NULL) {
+	if (e->event == FI_CONNREQ && !e->err && !e->written &&
+	    e->u.cm.info != NULL) {
 		struct df_connreq *cr = (struct df_connreq *)e->u.cm.info->handle;
 
-		dpdat_cm_reject(cr->conn, NULL, 0);
-		dpdat_cm_conn_free(cr->conn);
+		if (cr->conn != NULL) {
+			dpdat_cm_reject(cr->conn, NULL, 0);
+			dpdat_cm_conn_free(cr->conn);
+		}
 		free(cr);
 		fi_freeinfo(e->u.cm.info);
 	}
@@ -343,8 +366,7 @@ eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf, size_t len,
 		return -FI_ENOMEM;
 	memcpy(&e->u, buf, len);
 	e->len = len;
-	if (event == FI_CONNREQ)
-		e->u.cm.info = NULL;	/* not ours to free */
+	e->written = true;	/* its info, if any, is not ours to free */
 	pthread_mutex_lock(&eq->lock);
 	ev_push(eq, e);
 	pthread_mutex_unlock(&eq->lock);
@@ -416,15 +438,23 @@ eq_close(struct fid *fid)
 
 	if (eq->refs != 0)
 		return -FI_EBUSY;
-	/* the zombies' last events: a DREQ answered in a round trip or so */
-	for (i = 0; i < 300 && dpdat_cm_eq_free(eq->cmeq) == -EBUSY; i++) {
-		while (dpdat_cm_eq_poll(eq->cmeq, &ev) == 1)
-			if (ev.type != DPDAT_CM_ESTABLISHED &&
-			    ev.type != DPDAT_CM_CONNECT_REQUEST)
+	/* Whatever the CM queued is answered: a request is rejected (its
+	 * requester would wait on it for good), an established zombie
+	 * ended, a closing event frees its zombie. Then the zombies' last
+	 * events: a DREQ is answered in a round trip, or given up after
+	 * the CM's retries (about 6 s, and 2 s of ARP before). */
+	for (i = 0; i < 1000; i++) {
+		while (dpdat_cm_eq_poll(eq->cmeq, &ev) == 1) {
+			if (ev.type == DPDAT_CM_ESTABLISHED)
+				dpdat_cm_disconnect(ev.conn, NULL, 0);
+			else	/* a request: rejected */
 				dpdat_cm_conn_free(ev.conn);
+		}
+		if (dpdat_cm_eq_free(eq->cmeq) != -EBUSY)
+			break;
 		rte_delay_us_sleep(10000);
 	}
-	if (i == 300) {
+	if (i == 1000) {
 		DF_WARN(FI_LOG_EQ, "connections still end on the EQ\n");
 		return -FI_EBUSY;
 	}

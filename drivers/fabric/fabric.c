@@ -64,22 +64,35 @@ sin_dup(const struct sockaddr_in *sin)
 	return p;
 }
 
-/* The application's MR modes as bits (the legacy FI_MR_BASIC and
- * FI_MR_UNSPEC, with FI_LOCAL_MR in mode, mean the basic ones). */
+/* The application's MR modes as bits: FI_MR_BASIC (and, before API 1.5,
+ * FI_MR_UNSPEC), with FI_LOCAL_MR in mode, mean the basic ones. */
 static uint64_t
-hint_mr_mode(const struct fi_info *hints)
+hint_mr_mode(uint32_t version, const struct fi_info *hints)
 {
 	uint64_t m = hints->domain_attr->mr_mode;
 
-	if (m == FI_MR_BASIC || m == FI_MR_UNSPEC)
+	if (m == FI_MR_BASIC ||
+	    (m == FI_MR_UNSPEC && FI_VERSION_LT(version, FI_VERSION(1, 5))))
 		m = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
 		    ((hints->mode & FI_LOCAL_MR) ? FI_MR_LOCAL : 0);
 	return m;
 }
 
+/* The MR modes the provider needs for caps: local descriptors always;
+ * provider keys and virtual addresses where a peer names our memory
+ * (RMA targets, as libfabric's own rule has it). */
+static uint64_t
+needed_mr_mode(uint64_t caps)
+{
+	return caps == 0 || (caps & (FI_RMA | FI_REMOTE_READ |
+				     FI_REMOTE_WRITE | FI_ATOMIC)) ?
+	       DF_MR_MODE : FI_MR_LOCAL;
+}
+
 /* Whether the hints can be met; why not, logged at INFO. */
 static bool
-hints_ok(const struct fi_info *hints, const struct df_dev *d)
+hints_ok(uint32_t version, const struct fi_info *hints,
+	 const struct df_dev *d)
 {
 	const struct fi_ep_attr *ea = hints->ep_attr;
 	const struct fi_domain_attr *da = hints->domain_attr;
@@ -112,13 +125,18 @@ hints_ok(const struct fi_info *hints, const struct df_dev *d)
 	if (da != NULL) {
 		if (da->name != NULL && strcmp(da->name, d->name) != 0)
 			return false;
-		if ((hint_mr_mode(hints) & DF_MR_MODE) != DF_MR_MODE) {
+		const uint64_t need = needed_mr_mode(hints->caps);
+
+		if ((hint_mr_mode(version, hints) & need) != need) {
 			DF_INFO(FI_LOG_CORE, "mr_mode 0x%llx lacks what dpdat "
-				"needs (0x%x)\n",
-				(unsigned long long)hint_mr_mode(hints),
-				DF_MR_MODE);
+				"needs (0x%llx)\n",
+				(unsigned long long)hint_mr_mode(version, hints),
+				(unsigned long long)need);
 			return false;
 		}
+		if (da->cq_data_size > sizeof(uint32_t) ||
+		    da->mr_key_size > sizeof(uint32_t))
+			return false;
 		if (!d->auto_progress &&
 		    (da->control_progress == FI_PROGRESS_AUTO ||
 		     da->data_progress == FI_PROGRESS_AUTO)) {
@@ -130,6 +148,9 @@ hints_ok(const struct fi_info *hints, const struct df_dev *d)
 		    da->av_type != FI_AV_TABLE)
 			return false;
 	}
+	if ((ta != NULL && (ta->msg_order & ~(uint64_t)DF_MSG_ORDER)) ||
+	    (ra != NULL && (ra->msg_order & ~(uint64_t)DF_MSG_ORDER)))
+		return false;
 	if (ta != NULL && (ta->size > DF_TX_SIZE || ta->iov_limit >
 			   DF_IOV_LIMIT || ta->rma_iov_limit > 1 ||
 			   ta->inject_size > 0 || (ta->caps & ~(uint64_t)DF_CAPS)))
@@ -217,7 +238,7 @@ info_new(const struct fi_info *hints, const struct df_dev *d,
 	fi->domain_attr->data_progress = fi->domain_attr->control_progress;
 	fi->domain_attr->resource_mgmt = FI_RM_ENABLED;
 	fi->domain_attr->av_type = FI_AV_UNSPEC;
-	fi->domain_attr->mr_mode = DF_MR_MODE;
+	fi->domain_attr->mr_mode = needed_mr_mode(caps);
 	fi->domain_attr->mr_key_size = sizeof(uint32_t);
 	fi->domain_attr->cq_data_size = fi->mode & FI_RX_CQ_DATA ?
 					sizeof(uint32_t) : 0;
@@ -251,7 +272,6 @@ df_getinfo(uint32_t version, const char *node, const char *service,
 	struct sockaddr_in src, dst, *dp = NULL;
 	int ret;
 
-	(void)version;
 	*info = NULL;
 	if (hints != NULL && hints->ep_attr != NULL &&
 	    hints->ep_attr->type != FI_EP_UNSPEC &&
@@ -260,7 +280,7 @@ df_getinfo(uint32_t version, const char *node, const char *service,
 	d = df_dev_get();
 	if (d == NULL)
 		return -FI_ENODATA;
-	if (hints != NULL && !hints_ok(hints, d))
+	if (hints != NULL && !hints_ok(version, hints, d))
 		return -FI_ENODATA;
 	memset(&src, 0, sizeof(src));
 	src.sin_family = AF_INET;

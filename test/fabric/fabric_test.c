@@ -15,10 +15,18 @@
  * run by test/integration/run2.sh (memif: the socket names the pair) or
  * run2-netns.sh (DPDAT_TEST_DEV names the device, each side takes its
  * interface's address). The server listens on port SERVICE of 198.18.0.1
- * and takes four connection requests:
+ * and takes five connection requests:
  *   1 rejected, with REJECT_DATA;            the client checks the error
- *   2 accepted, with ACCEPT_DATA: RMA;       then the bad key ends it
- *   3 accepted: the client shuts it down;    both see FI_SHUTDOWN
+ *   2 an endpoint opened for it, closed unaccepted, then fi_reject of its
+ *     handle (as ofi_rxm does when its accept fails): rejected, no data
+ *   3 accepted, with ACCEPT_DATA: RMA;       then the bad key ends it
+ *   4 accepted: the client shuts it down; the server closes its endpoint
+ *     before it reads the FI_SHUTDOWN (which then never comes)
+ *   5 the server closes its passive endpoint with the request queued,
+ *     unread: rejected (IB CM reason 28)
+ * 2, 4 and 5 were a double free, a use-after-free and a requester left
+ * waiting for good, before the fixes (the sanitizer run sees the first
+ * two).
  * Messages on a connection (SENDs, 64 bytes): the client's HELLO, the
  * server's answer with its buffer's address and key; CHECK len seed, the
  * server's OK or BAD after comparing its buffer; the server reports the
@@ -338,7 +346,7 @@ server(void)
 	MUST(fi_listen(pep));
 	fill(rej, sizeof(rej), 7);
 	fill(acc, sizeof(acc), 9);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		ev = eq_wait(e, sizeof(*e) + 256, &n, &err, err_data);
 		if (ev != FI_CONNREQ) {
 			fail("connection %d: event %d, not a request", i, ev);
@@ -353,25 +361,82 @@ server(void)
 			continue;
 		}
 		conn_open(&c, e->info);
+		if (i == 1) {
+			/* closed unaccepted, then rejected: one answer */
+			conn_close(&c);
+			CHECK(fi_reject(pep, e->info->handle, rej,
+					sizeof(rej)) == 0,
+			      "fi_reject after its endpoint closed");
+			fi_freeinfo(e->info);
+			continue;
+		}
 		fi_freeinfo(e->info);
 		MUST(fi_accept(c.ep, acc, sizeof(acc)));
 		ev = eq_wait(e, sizeof(*e) + 256, &n, &err, err_data);
 		CHECK(ev == FI_CONNECTED && e->fid == &c.ep->fid,
 		      "connection %d: event %d, not connected", i, ev);
 		serve(&c);
-		/* the end: the bad key's (2), the client's fi_shutdown (3) */
+		if (i == 3) {
+			/* closed before its end's event is read */
+			conn_close(&c);
+			break;
+		}
+		/* the end: the bad key's */
 		ev = eq_wait(e, sizeof(*e) + 256, &n, &err, err_data);
 		CHECK(ev == FI_SHUTDOWN && e->fid == &c.ep->fid,
 		      "connection %d: event %d at its end, not FI_SHUTDOWN",
 		      i, ev);
 		conn_close(&c);
 	}
+	/* the client's fifth request arrives meanwhile, unread */
+	usleep(1500000);
 	MUST(fi_close(&pep->fid));
+	{
+		uint32_t event;
+		ssize_t r = fi_eq_read(eq, &event, e, sizeof(*e) + 256, 0);
+
+		CHECK(r == -FI_EAGAIN, "events left for closed endpoints: "
+		      "%zd (event %u)", r, event);
+	}
 	free(e);
 	return 0;
 }
 
 /* ---- client ---- */
+
+/* fi_getinfo's matching: an MR mode without provider keys is enough for
+ * messages alone (it was refused once), not for RMA; what the provider
+ * cannot give is refused. */
+static void
+hint_checks(void)
+{
+	struct fi_info *h = fi_allocinfo(), *fi = NULL;
+	int r;
+
+	h->fabric_attr->prov_name = strdup("dpdat");
+	h->ep_attr->type = FI_EP_MSG;
+	h->caps = FI_MSG;
+	h->domain_attr->mr_mode = FI_MR_LOCAL;
+	r = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi);
+	CHECK(r == 0 && fi->domain_attr->mr_mode == FI_MR_LOCAL,
+	      "messages with FI_MR_LOCAL only: %s", fi_strerror(-r));
+	fi_freeinfo(fi);
+	fi = NULL;
+	h->caps = FI_MSG | FI_RMA;
+	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi) ==
+	      -FI_ENODATA, "RMA without provider keys");
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				  FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	h->domain_attr->cq_data_size = 8;
+	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi) ==
+	      -FI_ENODATA, "8 bytes of CQ data");
+	h->domain_attr->cq_data_size = 0;
+	h->tx_attr->msg_order = FI_ORDER_WAR;
+	CHECK(fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, h, &fi) ==
+	      -FI_ENODATA, "write-after-read order");
+	fi_freeinfo(h);
+	STEP("fi_getinfo: MR modes by caps; what cannot be given, refused");
+}
 
 /* A connection request with CONNECT_DATA bytes of seed i, until the
  * server listens: the event it ends in (its entry in *e). */
@@ -414,6 +479,8 @@ client(void)
 	ssize_t n;
 	int ev;
 
+	hint_checks();
+
 	/* 1: rejected, with the server's data */
 	ev = connect_to(&c, 0, e, &n, &err, err_data);
 	CHECK(ev == -FI_EAVAIL && err.err == FI_ECONNREFUSED &&
@@ -424,8 +491,16 @@ client(void)
 	conn_close(&c);
 	STEP("rejected, with the reject data");
 
-	/* 2: accepted, with the server's data; RMA */
+	/* 2: its endpoint closed unaccepted, then fi_reject: rejected once */
 	ev = connect_to(&c, 1, e, &n, &err, err_data);
+	CHECK(ev == -FI_EAVAIL && err.err == FI_ECONNREFUSED &&
+	      err.prov_errno == 28, "closed unaccepted: event %d err %d "
+	      "reason %d", ev, err.err, err.prov_errno);
+	conn_close(&c);
+	STEP("an endpoint closed unaccepted: rejected");
+
+	/* 3: accepted, with the server's data; RMA */
+	ev = connect_to(&c, 2, e, &n, &err, err_data);
 	CHECK(ev == FI_CONNECTED && e->fid == &c.ep->fid &&
 	      n == (ssize_t)(sizeof(*e) + ACCEPT_DATA) &&
 	      same(e->data, ACCEPT_DATA, 9),
@@ -496,8 +571,8 @@ client(void)
 	conn_close(&c);
 	STEP("a key not granted: FI_EACCES, then FI_SHUTDOWN");
 
-	/* 3: fi_shutdown; the receives still posted are flushed */
-	ev = connect_to(&c, 2, e, &n, &err, err_data);
+	/* 4: fi_shutdown; the receives still posted are flushed */
+	ev = connect_to(&c, 3, e, &n, &err, err_data);
 	CHECK(ev == FI_CONNECTED, "third connection: event %d", ev);
 	MUST(fi_shutdown(c.ep, 0));
 	ev = eq_wait(e, sizeof(*e) + 256, &n, &err, err_data);
@@ -508,6 +583,15 @@ client(void)
 	CHECK(fi_shutdown(c.ep, 0) == -FI_ENOTCONN, "fi_shutdown twice");
 	conn_close(&c);
 	STEP("fi_shutdown: FI_SHUTDOWN, receives flushed");
+
+	/* 5: the server closes its passive endpoint, our request unread */
+	ev = connect_to(&c, 4, e, &n, &err, err_data);
+	CHECK(ev == -FI_EAVAIL && err.err == FI_ECONNREFUSED &&
+	      err.prov_errno == 28, "a request left at a passive endpoint's "
+	      "close: event %d err %d reason %d", ev, err.err,
+	      err.prov_errno);
+	conn_close(&c);
+	STEP("a request left at a passive endpoint's close: rejected");
 	free(e);
 	return 0;
 }
