@@ -22,7 +22,7 @@ PACKAGES=(
 	iproute2 procps iputils-ping iperf3
 	tshark python3-scapy
 	libibverbs-dev librdmacm-dev
-	libfabric-dev libfabric-bin
+	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 	sockperf gnuplot-nox
 )
 

@@ -64,7 +64,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 # as the DAT programs) and fabric_test, over memif and the namespaces
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	run_suites build-asan --suite fabric
+	run_suites build-asan --suite fabric --no-suite mpi
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan netns-afxdp-dat-trans-mix \
