@@ -61,17 +61,19 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite conformance --no-suite netns \
 		--no-suite loss --no-suite options
 # the libfabric provider under Debian's fi_info and fi_pingpong (preloaded
-# as the DAT programs) and fabric_test, over memif and the namespaces
+# as the DAT programs) and fabric_test, over memif (the namespace variants
+# and MPI run in build/ above; meson test -C build-asan --suite fabric
+# --no-suite mpi runs them all sanitized)
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	run_suites build-asan --suite fabric --no-suite mpi
+	run_suites build-asan --suite fabric --no-suite mpi --no-suite netns
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan netns-afxdp-dat-trans-mix \
 		netns-afxdp-dat-dtestcm netns-afpacket-dat-trans-mix \
 		netns-afpacket-dat-dtestcm
 
-# libFuzzer, every harness 30 s, when clang is there (setup.sh installs it);
+# libFuzzer, every harness 20 s, when clang is there (setup.sh installs it);
 # devtools/fuzz.sh runs them at length
 if command -v clang >/dev/null; then
 	CC=clang devtools/build.sh build-fuzz -Dfuzz=true \
