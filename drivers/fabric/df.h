@@ -121,7 +121,14 @@ int df_errno(int err);
 struct df_fabric {
 	struct fid_fabric fabric_fid;
 	const struct df_dev *dev;
+	uint32_t refs;			/* domains, EQs, passive endpoints */
 };
+
+static inline void
+df_fabric_use(struct df_fabric *f, int n)
+{
+	__atomic_add_fetch(&f->refs, (uint32_t)n, __ATOMIC_ACQ_REL);
+}
 
 int df_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		   void *context);

@@ -164,6 +164,7 @@ domain_close(struct fid *fid)
 	pthread_mutex_unlock(&dom->lock);
 	if (dpdat_pz_free(dom->pz) != 0)
 		return -FI_EBUSY;
+	df_fabric_use(dom->fabric, -1);
 	pthread_mutex_destroy(&dom->lock);
 	free(dom);
 	return 0;
@@ -280,6 +281,7 @@ df_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	}
 	pthread_mutex_init(&dom->lock, NULL);
 	dom->fabric = f;
+	df_fabric_use(f, 1);
 	dom->dev = f->dev;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;

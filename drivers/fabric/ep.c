@@ -1000,6 +1000,7 @@ pep_close(struct fid *fid)
 		pep->eq->refs--;
 		pthread_mutex_unlock(&pep->eq->lock);
 	}
+	df_fabric_use(pep->fabric, -1);
 	fi_freeinfo(pep->info);
 	free(pep);
 	return 0;
@@ -1043,6 +1044,7 @@ df_pep_open(struct fid_fabric *fabric, struct fi_info *info,
 		return -FI_ENOMEM;
 	}
 	pep->fabric = f;
+	df_fabric_use(f, 1);
 	pep->src.sin_family = AF_INET;
 	pep->src.sin_addr.s_addr = f->dev->ipv4;
 	if (info->src_addr != NULL && info->src_addrlen >= sizeof(pep->src))

@@ -337,6 +337,11 @@ eq_readerr(struct fid_eq *eq_fid, struct fi_eq_err_entry *buf,
 		buf->err_data_size = RTE_MIN(app_size,
 					     e->u.err_entry.err_data_size);
 		memcpy(app_data, e->err_data, buf->err_data_size);
+	} else if (flags & FI_PEEK) {
+		/* the event stays queued (and may go with its endpoint):
+		 * no pointer into it; read it without FI_PEEK for the data */
+		buf->err_data = NULL;
+		buf->err_data_size = 0;
 	} else {
 		/* ours, until the next fi_eq_readerr */
 		buf->err_data = e->u.err_entry.err_data_size > 0 ?
@@ -463,6 +468,7 @@ eq_close(struct fid *fid)
 		ev_free(e);
 	}
 	free(eq->err_held);
+	df_fabric_use(eq->fabric, -1);
 	pthread_mutex_destroy(&eq->lock);
 	free(eq);
 	return 0;
@@ -544,6 +550,7 @@ df_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	LIST_INIT(&eq->eps);
 	LIST_INIT(&eq->peps);
 	eq->fabric = f;
+	df_fabric_use(f, 1);
 	eq->wait_obj = wait;
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;

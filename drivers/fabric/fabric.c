@@ -330,7 +330,12 @@ df_getinfo(uint32_t version, const char *node, const char *service,
 static int
 fabric_close(struct fid *fid)
 {
-	free(container_of(fid, struct df_fabric, fabric_fid.fid));
+	struct df_fabric *f = container_of(fid, struct df_fabric,
+					   fabric_fid.fid);
+
+	if (__atomic_load_n(&f->refs, __ATOMIC_ACQUIRE) != 0)
+		return -FI_EBUSY;
+	free(f);
 	return 0;
 }
 
