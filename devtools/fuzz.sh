@@ -62,7 +62,12 @@ for h in $harnesses; do
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$h.log")
 	cov=$(grep -aoE 'cov: [0-9]+' "$work/$h.log" | tail -n 1 | cut -d' ' -f2)
 	new=$(sed -n 's/^stat::new_units_added: *//p' "$work/$h.log")
-	if [ $rc -ne 0 ]; then
+	if [ $rc -eq 72 ]; then
+		# libFuzzer's exit on SIGINT: stopped, nothing found
+		status=1
+		echo "fuzz: $h: interrupted (SIGINT) before its goal"
+		result="interrupted, no crash"
+	elif [ $rc -ne 0 ]; then
 		status=1
 		echo "fuzz: $h: FAILED (exit $rc):"
 		grep -aE 'ERROR|SUMMARY|#[0-9]+ 0x|artifact' "$work/$h.log" |
