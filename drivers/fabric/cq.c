@@ -114,6 +114,7 @@ cq_read_locked(struct df_cq *cq, void *buf, size_t count)
 		return got > 0 ? (ssize_t)got : -FI_EAGAIN;
 	n = dpdat_cq_poll(cq->cq, wcs, (int)RTE_MIN(count - got,
 						    (size_t)DF_CQ_BACKLOG));
+	df_read_mark();
 	if (n < 0)
 		return df_errno(-n);
 	for (i = 0; i < n; i++) {

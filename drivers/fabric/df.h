@@ -111,6 +111,18 @@ struct df_dev {
 	bool auto_progress;
 };
 
+/* The application's reads that ran the engine (progress=auto: the
+ * progress thread backs off while this moves; provider.c). */
+extern uint64_t df_reads;
+#define DF_TICK_IDLE_US	10000u
+
+static inline void
+df_read_mark(void)
+{
+	__atomic_store_n(&df_reads, __atomic_load_n(&df_reads,
+		__ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
 /* The device, opened on first use; NULL (logged) when it cannot be. */
 const struct df_dev *df_dev_get(void);
 /* An errno value (positive) as a libfabric error (negative). */

@@ -250,6 +250,7 @@ pull(struct df_eq *eq)
 	struct dpdat_cm_event ev;
 	struct df_eq_ev *e;
 
+	df_read_mark();
 	while (eq->n_evs < DF_EQ_SIZE && dpdat_cm_eq_poll(eq->cmeq, &ev) == 1) {
 		e = convert(eq, &ev);
 		if (e != NULL)
