@@ -5,7 +5,7 @@
 # Run every libFuzzer harness of test/fuzz (build-fuzz: clang, ASan+UBSan),
 # one after the other, each from a copy of its seed corpus:
 #   devtools/fuzz.sh             until 10^7 executions each (at most two
-#                                hours each)
+#                                hours each; FUZZ_MAX_SECONDS=N: N seconds)
 #   devtools/fuzz.sh SECONDS     SECONDS each
 #   FUZZ_HARNESSES="cm parse"    only these (rx, cm, parse, rsm, dat)
 # Prints executions, coverage (edges) and new inputs per harness, and the
@@ -41,8 +41,13 @@ for h in $harnesses; do
 		limit=(-max_total_time="$secs")
 		what="$secs s"
 	else
-		limit=(-runs=10000000 -max_total_time=7200)
-		what="10^7 executions (at most two hours)"
+		cap=${FUZZ_MAX_SECONDS:-7200}
+		case $cap in ''|*[!0-9]*|0)
+			echo "fuzz: FUZZ_MAX_SECONDS must be a positive number" >&2
+			exit 2 ;;
+		esac
+		limit=(-runs=10000000 -max_total_time="$cap")
+		what="10^7 executions (at most $cap s)"
 	fi
 	echo "fuzz: $h: $what, from $(ls "$corpus" | wc -l) seeds"
 	# leak checks on, as in CI (test/fuzz/run_fuzz.sh); libFuzzer's

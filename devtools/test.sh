@@ -15,11 +15,27 @@ cd "$(dirname "$0")/.."
 devtools/setup.sh || exit 1
 
 status=0
+failed=()	# "dir: test (result, duration)" of every test that did not pass
+# the tests of a meson run that did not pass, a line each: the end of a
+# long log shows them without scrolling back through the error logs
+failed_tests() {	# testlog.json
+	python3 - "$1" <<-'PY'
+	import json, sys
+	for line in open(sys.argv[1]):
+	    t = json.loads(line)
+	    if t.get("result") not in ("OK", "SKIP", "EXPECTEDFAIL"):
+	        print("%s (%s, %.1f s)" % (t["name"], t["result"], t.get("duration", 0)))
+	PY
+}
 run_suites() {	# dir, meson test arguments...
 	local dir=$1; shift
 	echo "== meson test -C $dir $*"
 	if ! meson test -C "$dir" --print-errorlogs --num-processes 1 "$@"; then
 		status=1
+		local t
+		while IFS= read -r t; do
+			failed+=("$dir: $t")
+		done < <(failed_tests "$dir/meson-logs/testlog.json")
 	fi
 	# the CUnit summaries of every test that ran
 	grep -hE "^ *(Run Summary:|suites |tests |asserts )" "$dir/meson-logs/testlog.txt" || true
@@ -87,6 +103,9 @@ fi
 if [ $status -eq 0 ]; then
 	echo "test.sh: all suites passed"
 else
-	echo "test.sh: FAILURES (see above)"
+	echo "test.sh: FAILURES (see above):"
+	if [ ${#failed[@]} -gt 0 ]; then
+		printf '    %s\n' "${failed[@]}"
+	fi
 fi
 exit $status
