@@ -333,6 +333,10 @@ struct dpdat_qp_stats {
 	/** Responder: atomics executed; duplicates of atomics answered
 	 *  again with the result kept (never executed twice). */
 	uint64_t atomics, atomic_replays;
+	/** Responder: answers to duplicate READs (or parts asked again)
+	 *  dropped because the memory was gone by the time they were sent
+	 *  (a duplicate breaks nothing: the requester asks again). */
+	uint64_t dup_read_dropped;
 };
 
 /**

@@ -79,7 +79,7 @@ fatal(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
 /* Queue a READ to answer (new or duplicate). */
 static int
 read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
-	     uint32_t psn)
+	     uint32_t psn, bool dup)
 {
 	struct rc_read_res *r;
 
@@ -95,6 +95,7 @@ read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	r->left = r->npkts;
 	r->off = 0;
 	r->atomic = false;
+	r->dup = dup;
 	qp->nres++;
 	return 0;
 }
@@ -129,7 +130,7 @@ hole_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 		return;		/* the requester asks again */
 	r = &sr->hole[(sr->hole_head + sr->n_holes) % RC_RD_HOLES];
 	*r = (struct rc_read_res){ .va = va, .rkey = rkey, .len = len,
-		.psn = psn, .first_psn = psn,
+		.psn = psn, .first_psn = psn, .dup = true,
 		.npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu };
 	r->left = r->npkts;
 	sr->n_holes++;
@@ -243,12 +244,24 @@ rc_responder_reads(struct dpdat_qp *qp)
 			op = ROCE_OP_READ_RESP_LAST;
 		else
 			op = ROCE_OP_READ_RESP_MIDDLE;
-		/* checked again per packet: the memory may be gone */
+		/* checked again per packet: the memory may be gone. A
+		 * duplicate's answer is then dropped, as a duplicate whose
+		 * check fails on arrival is: the requester asks again if it
+		 * still wants it, and mostly it does not (a part asked again
+		 * because its answer was late came meanwhile; the READ
+		 * completed, the application went on and freed the region).
+		 * Breaking the QP for it broke MPI's rendezvous over
+		 * ofi_rxm on a loaded machine. */
 		if (n != 0 && mr_access_check(qp->dev->dom, r->rkey,
 				r->va + r->off, n, DPDAT_MEM_PRIV_REMOTE_READ,
 				qp->pz_id, qp->tag, &x) != DPDAT_MR_CHECK_OK) {
-			fatal(qp, ROCE_AETH_NAK_REM_ACC, r->psn);
-			return;
+			if (!r->dup) {
+				fatal(qp, ROCE_AETH_NAK_REM_ACC, r->psn);
+				return;
+			}
+			qp->st.dup_read_dropped++;
+			r->left = 1;
+			goto answered;
 		}
 		if (read_resp_pkt(qp, r, op, n, &x) != 0)
 			return;
@@ -531,10 +544,10 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 			return;
 		}
 		read_restart(qp, psn);
-		read_enqueue(qp, va, rkey, len, psn);
+		read_enqueue(qp, va, rkey, len, psn, true);
 		return;
 	}
-	if (read_enqueue(qp, va, rkey, len, psn) != 0) {
+	if (read_enqueue(qp, va, rkey, len, psn, false) != 0) {
 		/* more READs than the resources we offered */
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
@@ -597,7 +610,7 @@ do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 					   qp->sr->n_holes++) % RC_RD_HOLES];
 		} else {
 			read_restart(qp, psn);
-			if (read_enqueue(qp, 0, 0, 8, psn) != 0)
+			if (read_enqueue(qp, 0, 0, 8, psn, true) != 0)
 				return;
 			r = &qp->res[(qp->res_head + qp->nres - 1) % RC_MAX_RD];
 		}
@@ -619,7 +632,7 @@ do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 		fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 		return;
 	}
-	if (read_enqueue(qp, 0, 0, 8, psn) != 0) {
+	if (read_enqueue(qp, 0, 0, 8, psn, false) != 0) {
 		/* more READs and atomics than the resources we offered */
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;

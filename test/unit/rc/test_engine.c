@@ -639,6 +639,75 @@ test_dup_read_bounded(void)
 	dpdat_mem_free(other);
 }
 
+/* The answer to a duplicate READ (or, under selective repeat, to a part
+ * asked for again) that is still being sent when the region goes away is
+ * dropped, and the QP lives: its requester had what it asked for, finished
+ * the READ and told the owner, who freed the region (MPI's rendezvous over
+ * ofi_rxm, a part asked again on a loaded machine because its answer was
+ * late). It was a NAK and a broken QP once: the MPI ping-pong of 1 MiB
+ * failed with RETRY_EXC on the other side. A new READ is still refused
+ * with a NAK when its region goes (rc-zerocopy-read-dereg). */
+static void
+test_dup_read_region_gone(void)
+{
+	const uint32_t len = 32 * 1024;	/* 128 answers at 256: two budgets */
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct rte_mbuf *pkts[8], *req, *resp[RC_SEND_BUDGET * 2];
+	struct dpdat_qp_stats st;
+	struct dpdat_lmr_info li;
+	struct dpdat_lmr *lo;
+	struct dpdat_wc wc;
+	uint8_t *mem = dpdat_mem_alloc(len, 4096, -1);
+	unsigned int n;
+
+	CU_ASSERT_FATAL(mem != NULL);
+	for (int sack = 0; sack < 2; sack++) {
+		d.virt.addr = mem;
+		d.virt.length = len;
+		lo = dpdat_lmr_create(B.pz, &d, DPDAT_MEM_PRIV_ALL);
+		CU_ASSERT_FATAL(lo != NULL && dpdat_lmr_query(lo, &li) == 0);
+		connect_pair_ext(256, 14, sack ? DPDAT_QP_EXT_SACK : 0);
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, len,
+				     (uintptr_t)mem, li.rmr_context) == 0);
+		dpdat_dev_progress(A.dev);
+		n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
+		CU_ASSERT_FATAL(n == 1);
+		req = rte_pktmbuf_copy(pkts[0], pkts[0]->pool, 0, UINT32_MAX);
+		CU_ASSERT_FATAL(req != NULL);
+		CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
+		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+		run(10);
+		/* the READ asked again whole: B answers a budget of it */
+		inject_read(req, (uintptr_t)mem, li.rmr_context, len);
+		dpdat_dev_progress(B.dev);
+		n = rte_ring_dequeue_burst(b2a, (void **)resp, RTE_DIM(resp),
+					   NULL);
+		CU_ASSERT(n > 0 && n < len / 256);
+		rte_pktmbuf_free_bulk(resp, n);
+		/* the owner frees the region before the rest is sent */
+		CU_ASSERT_EQUAL_FATAL(dpdat_lmr_free(lo), 0);
+		CU_ASSERT_EQUAL(b_read_resps(), 0);
+		dpdat_qp_stats(B.qp, &st);
+		CU_ASSERT_EQUAL(st.dup_read_dropped, 1);
+		CU_ASSERT_EQUAL(st.naks_sent, 0);
+		rte_pktmbuf_free(req);
+		run(20);
+		drain_cqs();
+		/* still connected: a WRITE and a READ go through */
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 64,
+				     (uintptr_t)B.buf, B.key) == 0);
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
+		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, 4096,
+				     (uintptr_t)B.buf, B.key) == 0);
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
+		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+		disconnect_pair();
+	}
+	dpdat_mem_free(mem);
+}
+
 /* A requester whose READ request was lost asks for it again in parts
  * (selective repeat: half its window at most a time), and the responder
  * takes each part as a new READ. A later ask that crosses from one part
@@ -1349,6 +1418,8 @@ CU_TestInfo rc_engine_tests[] = {
 	  test_dup_read_bounded },
 	{ "a duplicate READ across READs asked in parts",
 	  test_dup_read_across_parts },
+	{ "a duplicate READ's answer dropped when its region goes",
+	  test_dup_read_region_gone },
 	{ "segmentation, headers, ICRC", test_segmentation_headers },
 	{ "a CQ's eventfd, once taken, reports completions", test_cq_fd_watched },
 	{ "window of 512 PSNs", test_window },
