@@ -50,23 +50,6 @@ static struct dd_devref devs[16];
 static pthread_mutex_t devs_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool eal_up;
 
-/* eal=-l1;-a0000:3b:00.0 as EAL arguments (the first IA of the process
- * brings the EAL up: its eal= counts). */
-static unsigned int
-eal_words(char *eal, const char **args, unsigned int max)
-{
-	char *save = NULL, *w;
-	unsigned int n = 0;
-
-	for (w = strtok_r(eal, ";", &save); w != NULL;
-	     w = strtok_r(NULL, ";", &save)) {
-		if (n == max)
-			return max + 1;	/* too many: the caller refuses */
-		args[n++] = w;
-	}
-	return n;
-}
-
 /* The device of an IA name, opened on first use. Takes devs_lock. */
 static struct dpdat_dev *
 dev_get(const char *name, const struct dd_ia_conf *conf)
@@ -76,9 +59,8 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 				     .max_qps = DD_MAX_EP + 16 };
 	struct dd_devref *r = NULL;
 	struct dpdat_dev *dev = NULL;
-	const char *eal_args[32];
-	char eal[sizeof(conf->eal)];
 	unsigned int i;
+	int ret;
 
 	pthread_mutex_lock(&devs_lock);
 	for (i = 0; i < RTE_DIM(devs); i++) {
@@ -93,16 +75,14 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 	if (r == NULL)
 		goto out;
 	if (!eal_up) {
-		snprintf(eal, sizeof(eal), "%s", conf->eal);
-		ec.extra_args = eal_args;
-		ec.n_extra_args = eal_words(eal, eal_args, RTE_DIM(eal_args));
-		if (ec.n_extra_args > RTE_DIM(eal_args)) {
-			DD_LOG(ERR, "%s: eal= has more than %u arguments",
-			       name, (unsigned int)RTE_DIM(eal_args));
-			goto out;
-		}
-		if (dpdat_eal_init(&ec) < 0) {
-			DD_LOG(ERR, "EAL: %s", rte_strerror(rte_errno));
+		/* eal=-l1;-a0000:3b:00.0: the first IA of the process
+		 * brings the EAL up, so its eal= counts */
+		ec.extra_words = conf->eal;
+		ret = dpdat_eal_init(&ec);
+		if (ret < 0) {
+			DD_LOG(ERR, "%s: EAL%s: %s", name,
+			       ret == -EINVAL ? " (eal= among others)" : "",
+			       rte_strerror(-ret));
 			goto out;
 		}
 		eal_up = true;

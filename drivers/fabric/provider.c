@@ -83,22 +83,6 @@ param_int(const char *name, int def)
 	return fi_param_get_int(&df_prov, name, &v) == FI_SUCCESS ? v : def;
 }
 
-/* FI_DPDAT_EAL as words: "-l1;--log-level=7" */
-static unsigned int
-eal_words(char *eal, const char **args, unsigned int max)
-{
-	char *save = NULL, *w;
-	unsigned int n = 0;
-
-	for (w = strtok_r(eal, ";", &save); w != NULL;
-	     w = strtok_r(NULL, ";", &save)) {
-		if (n == max)
-			return max + 1;
-		args[n++] = w;
-	}
-	return n;
-}
-
 static unsigned int tick_us;
 uint64_t df_reads;
 
@@ -140,20 +124,11 @@ dev_open(struct df_dev *d)
 	struct dpdat_dev_conf dc = { .max_qps = DF_MAX_EP + 16 };
 	const char *progress = param_str("progress", "auto");
 	struct dpdat_port_info pi;
-	const char *eal_args[32];
-	static char eal[512];
 	int cpu = param_int("cpu", -1), mtu = param_int("mtu", 0);
 	int mem = param_int("mem_mb", 1024), tick = param_int("tick_us", 200);
 	unsigned int pmtu = 4096;
 
-	snprintf(eal, sizeof(eal), "%s", param_str("eal", ""));
-	ec.extra_args = eal_args;
-	ec.n_extra_args = eal_words(eal, eal_args, RTE_DIM(eal_args));
-	if (ec.n_extra_args > RTE_DIM(eal_args)) {
-		DF_WARN(FI_LOG_CORE, "FI_DPDAT_EAL: more than %u arguments\n",
-			(unsigned int)RTE_DIM(eal_args));
-		return -FI_EINVAL;
-	}
+	ec.extra_words = param_str("eal", "");	/* "-l1;--log-level=7" */
 	if (mtu < 0 || mtu > 9600 || mem <= 0) {
 		DF_WARN(FI_LOG_CORE, "FI_DPDAT_MTU %d or FI_DPDAT_MEM_MB %d "
 			"out of range\n", mtu, mem);
@@ -176,9 +151,15 @@ dev_open(struct df_dev *d)
 		return -FI_EINVAL;
 	}
 	ec.mem_mb = (unsigned int)mem;
-	if (dpdat_eal_attach() != 0 && dpdat_eal_init(&ec) < 0) {
-		DF_WARN(FI_LOG_CORE, "EAL: %s\n", rte_strerror(rte_errno));
-		return df_errno(rte_errno);
+	if (dpdat_eal_attach() != 0) {
+		int ret = dpdat_eal_init(&ec);
+
+		if (ret < 0) {
+			DF_WARN(FI_LOG_CORE, "EAL%s: %s\n", ret == -EINVAL ?
+				" (FI_DPDAT_EAL among others)" : "",
+				rte_strerror(-ret));
+			return df_errno(-ret);
+		}
 	}
 	dc.port.device = param_str("device", DF_DEFAULT_DEVICE);
 	dc.port.ipv4 = param_str("ipv4", DF_DEFAULT_IPV4);

@@ -68,6 +68,10 @@ struct dpdat_eal_conf {
 	unsigned int n_extra_args;
 	/** EAL log level (--log-level); 0 leaves the EAL default. */
 	unsigned int log_level;
+	/** More extra EAL arguments as one string, separated by ';' (the
+	 *  form of a setting such as the DAT plug-in's eal=), appended after
+	 *  extra_args and before DPDAT_EAL's; NULL for none. */
+	const char *extra_words;
 };
 
 /**
@@ -82,8 +86,9 @@ struct dpdat_eal_conf {
  *   Parameters, or NULL for defaults.
  * @return
  *   0; -EALREADY (see above, or the EAL is already up); -EINVAL (bad
- *   parameter or environment value, more than 16 devices, more than 63 EAL
- *   arguments in all); -ENOMEM (DPDAT_HUGE_ALWAYS without enough free
+ *   parameter or environment value, more than 16 devices, more than 32
+ *   arguments of the user's or 2 KiB of extra_words and DPDAT_EAL, more
+ *   than 63 EAL arguments in all); -ENOMEM (DPDAT_HUGE_ALWAYS without enough free
  *   hugepages, or out of memory); or the EAL's own negative error.
  */
 int

@@ -217,23 +217,35 @@ user_has(const struct eal_user *u, const char *const *names)
 }
 
 int
+eal_user_add(struct eal_user *u, const char *s, const char *seps)
+{
+	unsigned int n = u->n;
+	char *save = NULL, *w, *copy = u->buf + u->used;
+	size_t len;
+
+	if (s == NULL)
+		return 0;
+	len = strlen(s);
+	if (len >= sizeof(u->buf) - u->used)
+		return -EINVAL;
+	memcpy(copy, s, len + 1);
+	for (w = strtok_r(copy, seps, &save); w != NULL;
+	     w = strtok_r(NULL, seps, &save)) {
+		if (n >= RTE_DIM(u->args))
+			return -EINVAL;
+		u->args[n++] = w;
+	}
+	u->n = n;
+	u->used += len + 1;
+	return 0;
+}
+
+int
 eal_user_split(const char *env, struct eal_user *u)
 {
-	char *save = NULL, *w;
-
 	u->n = 0;
-	if (env == NULL)
-		return 0;
-	snprintf(u->buf, sizeof(u->buf), "%s", env);
-	if (strlen(env) >= sizeof(u->buf))
-		return -EINVAL;
-	for (w = strtok_r(u->buf, " \t\n", &save); w != NULL;
-	     w = strtok_r(NULL, " \t\n", &save)) {
-		if (u->n >= RTE_DIM(u->args))
-			return -EINVAL;
-		u->args[u->n++] = w;
-	}
-	return 0;
+	u->used = 0;
+	return eal_user_add(u, env, " \t\n");
 }
 
 /* dpdat's defaults give way to what the user's EAL arguments (conf's extra
@@ -335,17 +347,23 @@ log_level_from_env(void)
 	rte_log_set_level_pattern("dpdat*", level);
 }
 
-/* conf's extra arguments, then DPDAT_EAL's words. */
+/* conf's extra arguments, its extra_words, then DPDAT_EAL's words. */
 static int
 eal_user_args(const struct dpdat_eal_conf *c, struct eal_user *u)
 {
 	const char *env = dpdat_env_str("DPDAT_EAL");
 	unsigned int i;
-	int ret = eal_user_split(env, u);
+	int ret;
 
+	u->n = 0;
+	u->used = 0;
+	ret = eal_user_add(u, c->extra_words, ";");
+	if (ret == 0)
+		ret = eal_user_add(u, env, " \t\n");
 	if (ret < 0) {
-		EAL_LOG(ERR, "DPDAT_EAL: more than %u arguments or %zu bytes",
-			(unsigned int)RTE_DIM(u->args), sizeof(u->buf) - 1);
+		EAL_LOG(ERR, "extra_words and DPDAT_EAL: more than %u "
+			"arguments or %zu bytes in all",
+			(unsigned int)RTE_DIM(u->args), sizeof(u->buf));
 		return ret;
 	}
 	if (c->n_extra_args + u->n > RTE_DIM(u->args))

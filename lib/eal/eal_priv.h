@@ -12,15 +12,20 @@
 
 #define EAL_MAX_ARGS	64
 
-/* The user's EAL arguments: dpdat_eal_conf's extra ones and the words of
- * DPDAT_EAL. args point into buf or into the conf. */
+/* The user's EAL arguments: dpdat_eal_conf's extra ones, the words of its
+ * extra_words and of DPDAT_EAL. args point into buf or into the conf. */
 struct eal_user {
 	char buf[2048];
+	size_t used;	/* of buf */
 	char *args[EAL_MAX_ARGS / 2];
 	unsigned int n;
 };
 
-/* Split a DPDAT_EAL value (NULL: none) at blanks. -EINVAL when too long. */
+/* Append the words of s (NULL: none), split at any of seps, to u.
+ * -EINVAL when they do not fit; u is then as before. */
+int eal_user_add(struct eal_user *u, const char *s, const char *seps);
+
+/* Split a DPDAT_EAL value (NULL: none) at blanks into an empty u. */
 int eal_user_split(const char *env, struct eal_user *u);
 
 /* argv (strdup()ed strings, the caller frees them) for rte_eal_init():

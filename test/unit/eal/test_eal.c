@@ -158,6 +158,37 @@ test_split_limits(void)
 	CU_ASSERT_EQUAL(eal_user_split(big, &u), -EINVAL);
 }
 
+/* extra_words (split at ';') then DPDAT_EAL (at blanks), in one buffer:
+ * words keep their blanks, a failed add leaves u as it was */
+static void
+test_user_add(void)
+{
+	struct eal_user u = { .n = 0 };
+	char big[2048];
+
+	CU_ASSERT_EQUAL(eal_user_add(&u, ";-l 1;;--log-level=7;", ";"), 0);
+	CU_ASSERT_EQUAL_FATAL(u.n, 2);
+	CU_ASSERT_STRING_EQUAL(u.args[0], "-l 1");
+	CU_ASSERT_STRING_EQUAL(u.args[1], "--log-level=7");
+	CU_ASSERT_EQUAL(eal_user_add(&u, NULL, ";"), 0);
+	CU_ASSERT_EQUAL(eal_user_add(&u, "--no-huge -m 64", " "), 0);
+	CU_ASSERT_EQUAL_FATAL(u.n, 5);
+	CU_ASSERT_STRING_EQUAL(u.args[0], "-l 1");
+	CU_ASSERT_STRING_EQUAL(u.args[4], "64");
+	/* 2040 bytes no longer fit beside what is there */
+	memset(big, 'x', 2040);
+	big[2040] = '\0';
+	CU_ASSERT_EQUAL(eal_user_add(&u, big, ";"), -EINVAL);
+	CU_ASSERT_EQUAL(u.n, 5);
+	/* 30 more words do not fit beside 5 */
+	for (size_t i = 0; i < 60; i += 2)
+		big[i] = 'a', big[i + 1] = ';';
+	big[60] = '\0';
+	CU_ASSERT_EQUAL(eal_user_add(&u, big, ";"), -EINVAL);
+	CU_ASSERT_EQUAL(u.n, 5);
+	CU_ASSERT_STRING_EQUAL(u.args[4], "64");
+}
+
 /* a prefix, a log level and a memory size of the conf's own */
 static void
 test_conf_values(void)
@@ -259,6 +290,7 @@ static CU_TestInfo eal_tests[] = {
 	{ "the user's -a/--allow: no --no-pci", test_user_allow_list },
 	{ "the user's cores, prefix and memory win", test_user_wins },
 	{ "DPDAT_EAL splitting and its limits", test_split_limits },
+	{ "extra_words and DPDAT_EAL in one buffer", test_user_add },
 	{ "the conf's prefix, log level and size", test_conf_values },
 	{ "the largest input fits in full", test_largest_fits },
 	{ "malformed DPDAT_HUGE, DPDAT_MEM_MB, DPDAT_EAL, conf", test_malformed_env },
