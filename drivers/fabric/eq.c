@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -363,6 +364,7 @@ eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf, size_t len,
 	 uint64_t flags)
 {
 	struct df_eq *eq = container_of(eq_fid, struct df_eq, eq_fid);
+	const uint64_t one = 1;
 	struct df_eq_ev *e;
 
 	if (buf == NULL || len > sizeof(e->u) || (flags & ~(uint64_t)FI_PEEK))
@@ -376,6 +378,9 @@ eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf, size_t len,
 	pthread_mutex_lock(&eq->lock);
 	ev_push(eq, e);
 	pthread_mutex_unlock(&eq->lock);
+	if (eq->wait_obj == FI_WAIT_FD &&
+	    write(eq->efd, &one, sizeof(one)) < 0)
+		return -FI_EIO;	/* queued, but a watcher may not wake */
 	return (ssize_t)len;
 }
 
@@ -475,15 +480,23 @@ eq_close(struct fid *fid)
 	return 0;
 }
 
+/* Whether the EQ may be waited on: nothing ready and, with an fd, the fd
+ * emptied (the CM's next event, or an fi_eq_write, writes it again). */
 int
 df_eq_trywait(struct fid *fid)
 {
 	struct df_eq *eq = container_of(fid, struct df_eq, eq_fid.fid);
-	int ret;
+	uint64_t v;
+	int ret = 0;
 
 	pthread_mutex_lock(&eq->lock);
-	pull(eq);
-	ret = STAILQ_EMPTY(&eq->evs) ? 0 : -FI_EAGAIN;
+	if (eq->wait_obj == FI_WAIT_FD && read(eq->efd, &v, sizeof(v)) < 0 &&
+	    errno != EAGAIN)
+		ret = -FI_EIO;
+	if (ret == 0) {
+		pull(eq);
+		ret = STAILQ_EMPTY(&eq->evs) ? 0 : -FI_EAGAIN;
+	}
 	pthread_mutex_unlock(&eq->lock);
 	return ret;
 }
@@ -494,6 +507,11 @@ eq_control(struct fid *fid, int command, void *arg)
 	struct df_eq *eq = container_of(fid, struct df_eq, eq_fid.fid);
 
 	switch (command) {
+	case FI_GETWAIT:
+		if (eq->wait_obj != FI_WAIT_FD || arg == NULL)
+			return -FI_ENODATA;
+		*(int *)arg = eq->efd;
+		return 0;
 	case FI_GETWAITOBJ:
 		if (arg == NULL)
 			return -FI_EINVAL;
@@ -533,8 +551,18 @@ df_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	case FI_WAIT_UNSPEC:
 		wait = FI_WAIT_UNSPEC;	/* sread naps between looks */
 		break;
+	case FI_WAIT_FD:	/* the CM queue's eventfd (dpdat_cm_eq_fd) */
+		/* with manual progress nothing would write it while the
+		 * application sleeps on it */
+		if (!f->dev->auto_progress) {
+			DF_WARN(FI_LOG_EQ, "FI_WAIT_FD needs "
+				"FI_DPDAT_PROGRESS=auto\n");
+			return -FI_ENOSYS;
+		}
+		wait = FI_WAIT_FD;
+		break;
 	default:
-		return -FI_ENOSYS;	/* FD, wait sets, mutex/cond */
+		return -FI_ENOSYS;	/* wait sets, mutex/cond */
 	}
 	eq = calloc(1, sizeof(*eq));
 	if (eq == NULL)
@@ -546,6 +574,7 @@ df_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		free(eq);
 		return df_errno(err);
 	}
+	eq->efd = wait == FI_WAIT_FD ? dpdat_cm_eq_fd(eq->cmeq) : -1;
 	pthread_mutex_init(&eq->lock, NULL);
 	STAILQ_INIT(&eq->evs);
 	LIST_INIT(&eq->eps);

@@ -90,6 +90,17 @@ int
 dpdat_cm_eq_wait(struct dpdat_cm_eq *eq, struct dpdat_cm_event *ev,
 		 int timeout_ms);
 
+/**
+ * The eventfd of an event queue, to watch with poll(2) or epoll: from this
+ * call on, every event queued writes it. Poll the queue once after taking
+ * it, and read it (8 bytes) to clear it before sleeping again. It belongs
+ * to the queue (dpdat_cm_eq_free closes it).
+ *
+ * @return The file descriptor, or -EBADF.
+ */
+int
+dpdat_cm_eq_fd(const struct dpdat_cm_eq *eq);
+
 /** @return 0, -EBADF, -EBUSY (listeners or connections still use it). */
 int
 dpdat_cm_eq_free(struct dpdat_cm_eq *eq);

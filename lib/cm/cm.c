@@ -264,6 +264,16 @@ dpdat_cm_eq_wait(struct dpdat_cm_eq *eq, struct dpdat_cm_event *ev,
 }
 
 int
+dpdat_cm_eq_fd(const struct dpdat_cm_eq *eq)
+{
+	if (eq == NULL || eq->magic != CM_MAGIC_EQ)
+		return -EBADF;
+	/* whoever asks for the fd watches it, as dpdat_cq_fd's caller */
+	evq_watch(&((struct dpdat_cm_eq *)(uintptr_t)eq)->evq);
+	return eq->evq.efd;
+}
+
+int
 dpdat_cm_eq_free(struct dpdat_cm_eq *eq)
 {
 	if (eq == NULL || eq->magic != CM_MAGIC_EQ)

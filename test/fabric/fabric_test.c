@@ -35,6 +35,7 @@
 
 #include <arpa/inet.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -92,6 +93,8 @@ static struct fi_info *info;
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
 static struct fid_eq *eq;
+static int eq_fd = -1;		/* the server's EQ is FI_WAIT_FD */
+static unsigned int eq_fd_wakeups;
 static struct fid_mr *mr;
 static uint8_t *buf;		/* [0, BUF_SIZE/2): RMA; the rest: messages */
 static uint8_t *msgs;
@@ -134,7 +137,25 @@ eq_wait(struct fi_eq_cm_entry *e, size_t size, ssize_t *n,
 	struct fi_eq_err_entry *err, uint8_t *err_data)
 {
 	uint32_t event;
-	ssize_t r = fi_eq_sread(eq, &event, e, size, 10000, 0);
+	ssize_t r;
+
+	if (eq_fd >= 0) {	/* the server: the fd, as an epoll loop would */
+		struct fid *f = &eq->fid;
+		struct pollfd p = { .fd = eq_fd, .events = POLLIN };
+
+		while ((r = fi_trywait(fabric, &f, 1)) == FI_SUCCESS) {
+			if (poll(&p, 1, 10000) != 1) {
+				fail("EQ fd not readable in 10 s");
+				exit(1);
+			}
+			eq_fd_wakeups++;
+		}
+		CHECK(r == -FI_EAGAIN, "fi_trywait: %s",
+		      fi_strerror((int)-r));
+		r = fi_eq_read(eq, &event, e, size, 0);
+	} else {
+		r = fi_eq_sread(eq, &event, e, size, 10000, 0);
+	}
 
 	if (r == -FI_EAVAIL) {
 		memset(err, 0, sizeof(*err));
@@ -280,7 +301,16 @@ open_common(const char *link, const char *r)
 			&info));
 	fi_freeinfo(hints);
 	MUST(fi_fabric(info->fabric_attr, &fabric, NULL));
+	if (strcmp(role, "server") == 0)
+		ea.wait_obj = FI_WAIT_FD;
 	MUST(fi_eq_open(fabric, &ea, &eq, NULL));
+	if (ea.wait_obj == FI_WAIT_FD) {
+		MUST(fi_control(&eq->fid, FI_GETWAIT, &eq_fd));
+		CHECK(eq_fd >= 0, "FI_GETWAIT on the EQ: fd %d", eq_fd);
+	} else {
+		CHECK(fi_control(&eq->fid, FI_GETWAIT, &eq_fd) ==
+		      -FI_ENODATA && eq_fd == -1, "FI_GETWAIT without an fd");
+	}
 	MUST(fi_domain(fabric, info, &domain, NULL));
 	buf = aligned_alloc(4096, BUF_SIZE);
 	if (buf == NULL)
@@ -414,6 +444,9 @@ server(void)
 		CHECK(r == -FI_EAGAIN, "events left for closed endpoints: "
 		      "%zd (event %u)", r, event);
 	}
+	/* the server slept on the EQ's fd before each request at least */
+	printf("%s: EQ fd: woken %u times\n", role, eq_fd_wakeups);
+	CHECK(eq_fd_wakeups > 0, "the EQ fd never woke the server");
 	free(e);
 	return 0;
 }

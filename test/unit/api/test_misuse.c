@@ -294,6 +294,9 @@ test_cm(void)
 	INT(dpdat_cm_eq_poll(we, &ev), -EBADF);
 	INT(dpdat_cm_eq_wait(NULL, &ev, 0), -EBADF);
 	INT(dpdat_cm_eq_wait(we, &ev, 0), -EBADF);
+	INT(dpdat_cm_eq_fd(NULL), -EBADF);
+	INT(dpdat_cm_eq_fd(we), -EBADF);
+	CU_ASSERT(dpdat_cm_eq_fd(eq) >= 0);
 	INT(dpdat_cm_eq_free(NULL), -EBADF);
 	INT(dpdat_cm_eq_free(we), -EBADF);
 	INT(dpdat_cm_eq_free(eq), -EBUSY);	/* the listener uses it */
