@@ -42,10 +42,14 @@ for h in $harnesses; do
 		what="$secs s"
 	else
 		cap=${FUZZ_MAX_SECONDS:-7200}
-		case $cap in ''|*[!0-9]*|0)
+		case $cap in ''|*[!0-9]*)
 			echo "fuzz: FUZZ_MAX_SECONDS must be a positive number" >&2
 			exit 2 ;;
 		esac
+		if [ "$((10#$cap))" -eq 0 ]; then	# 0: no limit to libFuzzer
+			echo "fuzz: FUZZ_MAX_SECONDS must be a positive number" >&2
+			exit 2
+		fi
 		limit=(-runs=10000000 -max_total_time="$cap")
 		what="10^7 executions (at most $cap s)"
 	fi

@@ -19,6 +19,10 @@ failed=()	# "dir: test (result, duration)" of every test that did not pass
 # the tests of a meson run that did not pass, a line each: the end of a
 # long log shows them without scrolling back through the error logs
 failed_tests() {	# testlog.json
+	if [ ! -f "$1" ]; then
+		echo "(meson test failed before running a test)"
+		return
+	fi
 	python3 - "$1" <<-'PY'
 	import json, sys
 	for line in open(sys.argv[1]):
@@ -30,6 +34,7 @@ failed_tests() {	# testlog.json
 run_suites() {	# dir, meson test arguments...
 	local dir=$1; shift
 	echo "== meson test -C $dir $*"
+	rm -f "$dir/meson-logs/testlog.json"	# no earlier run's failures
 	if ! meson test -C "$dir" --print-errorlogs --num-processes 1 "$@"; then
 		status=1
 		local t

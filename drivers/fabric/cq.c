@@ -376,7 +376,7 @@ df_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 * application sleeps on it */
 		if (!dom->dev->auto_progress) {
 			DF_WARN(FI_LOG_CQ, "FI_WAIT_FD needs "
-				"FI_DPDAT_PROGRESS=auto\n");
+				"FI_DPDAT_PROGRESS=auto or thread\n");
 			return -FI_ENOSYS;
 		}
 		wait = FI_WAIT_FD;

@@ -378,9 +378,10 @@ eq_write(struct fid_eq *eq_fid, uint32_t event, const void *buf, size_t len,
 	pthread_mutex_lock(&eq->lock);
 	ev_push(eq, e);
 	pthread_mutex_unlock(&eq->lock);
-	if (eq->wait_obj == FI_WAIT_FD &&
-	    write(eq->efd, &one, sizeof(one)) < 0)
-		return -FI_EIO;	/* queued, but a watcher may not wake */
+	/* a full counter (EAGAIN, the only failure) leaves the fd readable:
+	 * the event is queued either way */
+	if (eq->wait_obj == FI_WAIT_FD)
+		(void)!write(eq->efd, &one, sizeof(one));
 	return (ssize_t)len;
 }
 
@@ -556,7 +557,7 @@ df_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 * application sleeps on it */
 		if (!f->dev->auto_progress) {
 			DF_WARN(FI_LOG_EQ, "FI_WAIT_FD needs "
-				"FI_DPDAT_PROGRESS=auto\n");
+				"FI_DPDAT_PROGRESS=auto or thread\n");
 			return -FI_ENOSYS;
 		}
 		wait = FI_WAIT_FD;

@@ -111,7 +111,8 @@ struct rc_read_res {
 	uint32_t off;		/* bytes already sent */
 	uint32_t npkts;
 	bool atomic;		/* an atomic's answer: orig, no memory read */
-	bool dup;		/* a duplicate's (or a part asked again) */
+	bool dup;		/* answers sent once already: if the memory
+				 * is gone, dropped, not NAKed */
 	uint64_t orig;		/* the target's value before the atomic */
 };
 

@@ -154,6 +154,27 @@ read_restart(struct dpdat_qp *qp, uint32_t psn)
 	qp->nres = i;
 }
 
+/* Whether every answer of PSNs [psn, psn + npkts) went out already, as a
+ * go-back-N responder sends them, in PSN order: an answer still queued
+ * did not. Only then did the requester possibly finish that READ. */
+static bool
+read_all_sent(const struct dpdat_qp *qp, uint32_t psn, uint32_t npkts)
+{
+	const uint32_t end = roce_psn_add(psn, npkts);
+	const struct rc_read_res *r;
+	uint32_t i;
+
+	for (i = 0; i < qp->nres; i++) {
+		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+		/* r's answers not sent yet: [r->psn, its end) */
+		if (roce_psn_diff(r->psn, end) < 0 &&
+		    roce_psn_diff(psn, roce_psn_add(r->first_psn,
+						     r->npkts)) < 0)
+			return false;
+	}
+	return true;
+}
+
 /* One READ response packet of r: n bytes at x (checked), attached when
  * zero-copy may (rc_zc_read_payload), else copied. 0, or -1: not now. */
 static int
@@ -519,6 +540,7 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 {
 	uint64_t va;
 	uint32_t rkey, len, npkts;
+	bool sent;
 
 	read_reth(m, off, &va, &rkey, &len);
 	if (dup && !read_was_seen(qp, va, rkey, &len, psn))
@@ -543,8 +565,12 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 			hole_enqueue(qp, va, rkey, len, psn);
 			return;
 		}
+		/* a duplicate only if all of it went out before: a part
+		 * never sent is still owed, and if its region goes meanwhile
+		 * the requester gets the remote access error */
+		sent = read_all_sent(qp, psn, npkts);
 		read_restart(qp, psn);
-		read_enqueue(qp, va, rkey, len, psn, true);
+		read_enqueue(qp, va, rkey, len, psn, sent);
 		return;
 	}
 	if (read_enqueue(qp, va, rkey, len, psn, false) != 0) {
@@ -616,7 +642,7 @@ do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 		}
 		*r = (struct rc_read_res){ .len = 8, .psn = psn,
 			.first_psn = psn, .left = 1, .npkts = 1,
-			.atomic = true, .orig = orig };
+			.atomic = true, .dup = true, .orig = orig };
 		qp->st.atomic_replays++;
 		return;
 	}

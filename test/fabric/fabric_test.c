@@ -34,6 +34,7 @@
  */
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -144,7 +145,12 @@ eq_wait(struct fi_eq_cm_entry *e, size_t size, ssize_t *n,
 		struct pollfd p = { .fd = eq_fd, .events = POLLIN };
 
 		while ((r = fi_trywait(fabric, &f, 1)) == FI_SUCCESS) {
-			if (poll(&p, 1, 10000) != 1) {
+			int k;
+
+			do	/* a signal is no timeout */
+				k = poll(&p, 1, 10000);
+			while (k < 0 && errno == EINTR);
+			if (k != 1) {
 				fail("EQ fd not readable in 10 s");
 				exit(1);
 			}

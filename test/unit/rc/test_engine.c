@@ -708,6 +708,62 @@ test_dup_read_region_gone(void)
 	dpdat_mem_free(mem);
 }
 
+/* Go-back-N: a READ asked again while its answers are still being sent
+ * (its requester's timer fired: the answers were late) is owed, not a
+ * duplicate answered already. If its region goes before they are all out,
+ * the requester gets the remote access error, not a silence that ends in
+ * RETRY_EXC. A review caught it: the first version of the drop above took
+ * every READ asked again for a duplicate. */
+static void
+test_read_asked_again_region_gone(void)
+{
+	const uint32_t len = 32 * 1024;	/* 128 answers at 256 */
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct rte_mbuf *pkts[8], *req, *resp[RC_SEND_BUDGET * 2];
+	struct dpdat_qp_stats st;
+	struct dpdat_lmr_info li;
+	struct dpdat_lmr *lo;
+	struct dpdat_wc wc;
+	uint8_t *mem = dpdat_mem_alloc(len, 4096, -1);
+	unsigned int n;
+
+	CU_ASSERT_FATAL(mem != NULL);
+	d.virt.addr = mem;
+	d.virt.length = len;
+	lo = dpdat_lmr_create(B.pz, &d, DPDAT_MEM_PRIV_ALL);
+	CU_ASSERT_FATAL(lo != NULL && dpdat_lmr_query(lo, &li) == 0);
+	connect_pair_ext(256, 14, 0);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, len, (uintptr_t)mem,
+			     li.rmr_context) == 0);
+	dpdat_dev_progress(A.dev);
+	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
+	CU_ASSERT_FATAL(n == 1);
+	req = rte_pktmbuf_copy(pkts[0], pkts[0]->pool, 0, UINT32_MAX);
+	CU_ASSERT_FATAL(req != NULL);
+	CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
+	/* B answers a budget; those answers are lost */
+	dpdat_dev_progress(B.dev);
+	n = rte_ring_dequeue_burst(b2a, (void **)resp, RTE_DIM(resp), NULL);
+	CU_ASSERT(n > 0 && n < len / 256);
+	rte_pktmbuf_free_bulk(resp, n);
+	/* A asks again from the start; B starts over, a budget again */
+	inject_read(req, (uintptr_t)mem, li.rmr_context, len);
+	rte_pktmbuf_free(req);
+	dpdat_dev_progress(B.dev);
+	n = rte_ring_dequeue_burst(b2a, (void **)resp, RTE_DIM(resp), NULL);
+	CU_ASSERT(n > 0 && n < len / 256);
+	rte_pktmbuf_free_bulk(resp, n);
+	/* the owner frees the region with answers still owed */
+	CU_ASSERT_EQUAL_FATAL(dpdat_lmr_free(lo), 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_REM_ACCESS_ERR);
+	dpdat_qp_stats(B.qp, &st);
+	CU_ASSERT_EQUAL(st.dup_read_dropped, 0);
+	drain_cqs();
+	disconnect_pair();
+	dpdat_mem_free(mem);
+}
+
 /* A requester whose READ request was lost asks for it again in parts
  * (selective repeat: half its window at most a time), and the responder
  * takes each part as a new READ. A later ask that crosses from one part
@@ -1420,6 +1476,8 @@ CU_TestInfo rc_engine_tests[] = {
 	  test_dup_read_across_parts },
 	{ "a duplicate READ's answer dropped when its region goes",
 	  test_dup_read_region_gone },
+	{ "a READ asked again while answered: its region goes, an error",
+	  test_read_asked_again_region_gone },
 	{ "segmentation, headers, ICRC", test_segmentation_headers },
 	{ "a CQ's eventfd, once taken, reports completions", test_cq_fd_watched },
 	{ "window of 512 PSNs", test_window },
