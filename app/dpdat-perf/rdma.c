@@ -29,6 +29,13 @@
 
 static const struct perf_rdma *R;
 static uint32_t recvs[PERF_MAX_QPS];	/* receives posted a QP (send_bw) */
+/* -b's exchange: where the peer's figures land, and the sequence that
+ * says they are in. Once they are, the peer may be gone already (it
+ * leaves when it has ours and its own are acknowledged): a flushed
+ * completion is then its leaving, not an error (peer_left). */
+static volatile const uint32_t *peer_seq;
+static uint32_t peer_seq_want;
+static int peer_left;
 
 /* -b's figures for the peer; seq last, written on its own after the rest
  * (a QP places its WRITEs in order), so a seq seen means figures there. */
@@ -49,9 +56,14 @@ poll_ok(struct perf_wc *wc, int max)
 {
 	int n = R->poll(wc, max);
 
-	for (int i = 0; i < n; i++)
-		if (wc[i].flushed)
+	for (int i = 0; i < n; i++) {
+		if (!wc[i].flushed)
+			continue;
+		/* its figures landed before the flush: same QP, in order */
+		if (peer_seq == NULL || *peer_seq != peer_seq_want)
 			perf_die("the connection broke (work flushed)");
+		peer_left = 1;
+	}
 	return n;
 }
 
@@ -101,7 +113,7 @@ reap(const struct perf_params *pr, struct bw_state *st)
 		st->total -= count;
 		sends += count;
 	}
-	if (pr->bidir)
+	if (pr->bidir && !peer_left)
 		recv_fill(pr);
 	return sends;
 }
@@ -169,10 +181,18 @@ exchange(const struct perf_params *pr, uint32_t size, struct perf_bw *res)
 	R->post(0, PERF_WRITE, sizeof(mine->seq),
 		PERF_MBOX + offsetof(struct perf_report, seq),
 		PERF_MBOX_IN + offsetof(struct perf_report, seq), 1, 0);
+	/* the peer leaves as soon as it has our figures and its own are
+	 * acknowledged: under load, before we read our last completion,
+	 * then flushed with our receives (a -b run failed so once) */
+	peer_seq = &theirs->seq;
+	peer_seq_want = seq;
 	while (theirs->seq != seq || acked == 0) {
 		R->progress();
 		acked += reap(pr, NULL);
+		if (peer_left)
+			break;
 	}
+	peer_seq = NULL;
 	res->peer_avg = theirs->avg;
 	res->peer_peak = theirs->peak;
 	res->peer_rate = theirs->rate;
