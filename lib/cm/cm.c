@@ -37,6 +37,9 @@
 #define CM_MAGIC_CONN	0x434d434eu
 #define CM_RETRY_MS	100	/* CM response timeout */
 #define CM_MAX_TRIES	10	/* with backoff, about 6 s before giving up */
+/* REQs sent before a REJ "nobody listens" is taken for an answer: the REQ
+ * goes again at its retry times (100, 200, 400 ms), 0.7 s in all */
+#define CM_NOLISTEN_TRIES 4
 #define CM_RESOLVE_MS	2000	/* ARP */
 #define CM_BACKLOG	1024	/* requests waiting for the consumer, at most */
 
@@ -917,6 +920,18 @@ on_rej(struct cm_dev *cm, const uint8_t *p, uint64_t tid, uint32_t ip)
 		c->remote.pmtu = pmtu;
 		c->tid = (uint64_t)c->local_id << 32 | (uint32_t)rte_rand();
 		schedule(c, CM_ATTR_REQ);
+		return;
+	}
+	if (reason == DPDAT_CM_REJ_INVALID_SERVICE && c->state == CS_REQ_SENT &&
+	    c->tries < CM_NOLISTEN_TRIES) {
+		/* nobody listens there yet: the REQ goes again at its next
+		 * retry. A peer may tell its address before it listens
+		 * (dtestx's server sends it to the client, then creates its
+		 * PSP): an unmodified dtestx failed so between namespaces on
+		 * a loaded machine. A blind third host's forged REJ of this
+		 * kind no longer ends a connection at once either. */
+		RC_LOG(DEBUG, "REQ to service 0x%" PRIx64 ": nobody listens "
+		       "yet, asking again", c->service_id);
 		return;
 	}
 	conn_close(c, DPDAT_CM_REJECTED, p + REJ_PDATA, REJ_PDATA_LEN,

@@ -369,11 +369,12 @@ test_dto_late_event(void)
 			      DAT_SUCCESS);
 	CU_ASSERT_EQUAL_FATAL(dat_ep_create(cli.ia, cli.pz, cli.recv, cli.req,
 					    conn, NULL, &ep), DAT_SUCCESS);
-	/* nobody listens there: the server rejects at once */
+	/* nobody listens there: the server rejects, final once the REQ went
+	 * 4 times (0.7 s) */
 	CU_ASSERT_EQUAL(dat_ep_connect(ep, (DAT_IA_ADDRESS_PTR)&sin, QUAL + 1,
 				       LONG, 0, NULL, DAT_QOS_BEST_EFFORT,
 				       DAT_CONNECT_DEFAULT_FLAG), DAT_SUCCESS);
-	usleep(300 * 1000);	/* the REJ is in, its event not taken */
+	usleep(1200 * 1000);	/* the last REJ is in, its event not taken */
 	CU_ASSERT_EQUAL(dat_ep_free(ep), DAT_SUCCESS);
 	CU_ASSERT_EQUAL(DAT_GET_TYPE(dat_evd_dequeue(conn, &ev)),
 			DAT_QUEUE_EMPTY);
