@@ -333,9 +333,9 @@ struct dpdat_qp_stats {
 	/** Responder: atomics executed; duplicates of atomics answered
 	 *  again with the result kept (never executed twice). */
 	uint64_t atomics, atomic_replays;
-	/** Responder: answers to duplicate READs (or parts asked again)
-	 *  dropped because the memory was gone by the time they were sent
-	 *  (a duplicate breaks nothing: the requester asks again). */
+	/** Responder: answers to duplicate READs (or parts asked again) not
+	 *  sent because the memory was gone by then: a NAK instead, the QP
+	 *  kept (a requester that completed the READ ignores it). */
 	uint64_t dup_read_dropped;
 };
 

@@ -169,12 +169,20 @@ rc_complete_acked(struct dpdat_qp *qp)
 }
 
 /* The WR holding psn fails with status (those before it were answered
- * or are flushed); the QP breaks. */
+ * or are flushed); the QP breaks. A NAK for a PSN no WR holds any more
+ * is stale and ignored: a responder answers so a duplicate READ whose
+ * region went after the READ completed here. */
 static void
 remote_error(struct dpdat_qp *qp, uint32_t psn, enum dpdat_wc_status status)
 {
 	uint32_t i;
 
+	i = rc_swqe_of_psn(qp, psn);
+	if (i == qp->sq_started) {
+		RC_LOG(DEBUG, "qp %u: stale NAK (status %d) at psn %u: "
+		       "nothing outstanding there", qp->qpn, status, psn);
+		return;
+	}
 	ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK), rte_get_tsc_cycles());
 	i = rc_swqe_of_psn(qp, psn);
 	RC_LOG(INFO, "qp %u: remote error %d at psn %u", qp->qpn, status, psn);

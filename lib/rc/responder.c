@@ -265,13 +265,14 @@ rc_responder_reads(struct dpdat_qp *qp)
 			op = ROCE_OP_READ_RESP_LAST;
 		else
 			op = ROCE_OP_READ_RESP_MIDDLE;
-		/* checked again per packet: the memory may be gone. A
-		 * duplicate's answer is then dropped, as a duplicate whose
-		 * check fails on arrival is: the requester asks again if it
-		 * still wants it, and mostly it does not (a part asked again
-		 * because its answer was late came meanwhile; the READ
-		 * completed, the application went on and freed the region).
-		 * Breaking the QP for it broke MPI's rendezvous over
+		/* checked again per packet: the memory may be gone. For a
+		 * duplicate's answer (all of it sent before) that is a NAK
+		 * but no error here: mostly its requester had the answer
+		 * meanwhile (a part asked again because it was late came
+		 * anyway), finished the READ and let the owner free the
+		 * region; the NAK names a PSN it completed, and it ignores
+		 * it. One that still waits gets the remote access error.
+		 * Breaking this QP for it broke MPI's rendezvous over
 		 * ofi_rxm on a loaded machine. */
 		if (n != 0 && mr_access_check(qp->dev->dom, r->rkey,
 				r->va + r->off, n, DPDAT_MEM_PRIV_REMOTE_READ,
@@ -280,6 +281,7 @@ rc_responder_reads(struct dpdat_qp *qp)
 				fatal(qp, ROCE_AETH_NAK_REM_ACC, r->psn);
 				return;
 			}
+			rc_send_ack(qp, ROCE_AETH_NAK_REM_ACC, r->psn);
 			qp->st.dup_read_dropped++;
 			r->left = 1;
 			goto answered;

@@ -422,7 +422,7 @@ dereg_client(const char *sock)
 			H_FAIL("no completion after %lu READs",
 			       (unsigned long)ok);
 		if (wc.status == DPDAT_WC_SUCCESS) {
-			if (failed)
+			if (failed || flushed)
 				H_FAIL("READ %lu succeeded after the error",
 				       (unsigned long)wc.wr_id);
 			dereg_check(&loc, wc.wr_id);
@@ -431,7 +431,13 @@ dereg_client(const char *sock)
 				dereg_post(&loc, raddr, rkey, posted++);
 		} else if (wc.status == DPDAT_WC_REM_ACCESS_ERR && !failed) {
 			failed = 1;
-		} else if (wc.status == DPDAT_WC_WR_FLUSH_ERR && failed) {
+		} else if (wc.status == DPDAT_WC_WR_FLUSH_ERR) {
+			/* flushed: also a READ before the one the NAK names,
+			 * when some of its answers were lost (the memif ring
+			 * full, under load) and asked again: the responder,
+			 * broken, never sends them. It failed so 2 runs in 20
+			 * on a loaded machine; a READ after the error must
+			 * never succeed, and the error must come */
 			flushed++;
 		} else {
 			H_FAIL("READ %lu: status %d", (unsigned long)wc.wr_id,
