@@ -8,6 +8,10 @@
 #                                hours each; FUZZ_MAX_SECONDS=N: N seconds)
 #   devtools/fuzz.sh SECONDS     SECONDS each
 #   FUZZ_HARNESSES="cm parse"    only these (rx, cm, parse, rsm, dat)
+#   FUZZ_JOBS=N                  N processes per harness (libFuzzer's fork
+#                                mode: one run, its executions summed; a
+#                                crash, timeout or out-of-memory still
+#                                ends it); default 1
 # Prints executions, coverage (edges) and new inputs per harness, and the
 # table at the end; a crash leaves its input in fuzz-artifacts/ and the
 # script exits 1 (reproduce: build-fuzz/test/fuzz/fuzz_NAME FILE).
@@ -16,6 +20,14 @@ cd "$(dirname "$0")/.."
 secs=${1:-}
 case $secs in ''|*[!0-9]*) [ -z "$secs" ] || { echo "usage: $0 [seconds]" >&2; exit 2; } ;; esac
 harnesses=${FUZZ_HARNESSES:-"rx cm parse rsm dat"}
+jobs=${FUZZ_JOBS:-1}
+case $jobs in ''|*[!0-9]*|0*)
+	echo "fuzz: FUZZ_JOBS must be a positive number" >&2
+	exit 2 ;;
+esac
+fork=()
+[ "$jobs" -gt 1 ] && fork=(-fork="$jobs" -ignore_crashes=0
+	-ignore_timeouts=0 -ignore_ooms=0)
 if ! command -v clang >/dev/null; then
 	echo "fuzz: clang missing: devtools/setup.sh installs it" >&2
 	exit 1
@@ -53,11 +65,12 @@ for h in $harnesses; do
 		limit=(-runs=10000000 -max_total_time="$cap")
 		what="10^7 executions (at most $cap s)"
 	fi
-	echo "fuzz: $h: $what, from $(ls "$corpus" | wc -l) seeds"
+	seeds=$(ls "$corpus" | wc -l)
+	echo "fuzz: $h: $what, from $seeds seeds, $jobs process(es)"
 	# leak checks on, as in CI (test/fuzz/run_fuzz.sh); libFuzzer's
 	# progress lines (one every few seconds) show it moving
 	UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} \
-	"$bin" "${limit[@]}" -max_len=4300 -rss_limit_mb=4096 \
+	"$bin" "${limit[@]}" "${fork[@]}" -max_len=4300 -rss_limit_mb=4096 \
 		-print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 \
 		-artifact_prefix="$art/$h-" "$work/$h" >"$work/$h.log" 2>&1 &
 	pid=$!
@@ -69,8 +82,15 @@ for h in $harnesses; do
 	wait $pid
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$h.log")
+	# fork mode prints no final stats: its last '#N:' line sums the jobs
+	[ -n "$runs" ] || runs=$(grep -aoE '^#[0-9]+:' "$work/$h.log" |
+		tail -n 1 | tr -d '#:')
 	cov=$(grep -aoE 'cov: [0-9]+' "$work/$h.log" | tail -n 1 | cut -d' ' -f2)
 	new=$(sed -n 's/^stat::new_units_added: *//p' "$work/$h.log")
+	[ -n "$new" ] || new=$(($(ls "$work/$h" | wc -l) - seeds))
+	[ "$jobs" -gt 1 ] && grep -aE '^#[0-9]+:' "$work/$h.log" |
+		tail -n 1 | grep -aoE 'oom/timeout/crash: [0-9/]+' |
+		sed "s/^/fuzz: $h: /"
 	if [ $rc -eq 72 ]; then
 		# libFuzzer's exit on SIGINT: stopped, nothing found
 		status=1
