@@ -37,36 +37,14 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
+#include "fabric_util.h"
+
 #define SERVICE		"7479"
 #define MSG_SIZE	128
 #define N_ADD		200
 #define SWAP_FROM	42u
 #define SWAP_TO		7u
 
-static const char *role;
-static int failures;
-
-static void
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: FAIL: ", role);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	failures++;
-}
-
-#define CHECK(cond, ...) do { if (!(cond)) fail(__VA_ARGS__); } while (0)
-#define MUST(call) do { \
-	int _r = (int)(call); \
-	if (_r != 0) { \
-		fprintf(stderr, "%s: %s: %s\n", role, #call, fi_strerror(-_r)); \
-		exit(1); \
-	} \
-} while (0)
 
 static struct fi_info *info;
 static struct fid_fabric *fabric;
@@ -83,15 +61,6 @@ static struct region {
 	char rx[MSG_SIZE];
 	char tx[MSG_SIZE];
 } *reg;
-
-static double
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* The next completion within 60 s (the server waits for CHECK while all
  * the client's atomics run); 0, or the error's err. */

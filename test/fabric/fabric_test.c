@@ -54,6 +54,8 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "fabric_util.h"
+
 #define SERVICE		"7471"
 #define BUF_SIZE	(1u << 20)
 #define MSG_SIZE	64
@@ -63,32 +65,8 @@
 #define REJECT_DATA	147
 #define IMM_VALUE	0xdeadbeefu
 
-static const char *role;
-static int failures;
-
-static void
-fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "%s: FAIL: ", role);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	failures++;
-}
-
-#define CHECK(cond, ...) do { if (!(cond)) fail(__VA_ARGS__); } while (0)
 #define STEP(what) printf("%s: %s (failures so far: %d)\n", role, what, \
 			  failures)
-#define MUST(call) do { \
-	int _r = (int)(call); \
-	if (_r != 0) { \
-		fprintf(stderr, "%s: %s: %s\n", role, #call, fi_strerror(-_r)); \
-		exit(1); \
-	} \
-} while (0)
 
 static struct fi_info *info;
 static struct fid_fabric *fabric;
@@ -105,15 +83,6 @@ struct conn {
 	struct fid_ep *ep;
 	struct fid_cq *cq;
 };
-
-static double
-now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void
 fill(uint8_t *p, size_t len, unsigned int seed)
