@@ -568,6 +568,52 @@ inject_read(const struct rte_mbuf *req, uint64_t va, uint32_t rkey,
 			const struct roce_bth *, PORT_HDR_LEN)), va, rkey, len);
 }
 
+/* Post a READ on A and let its request go to B; a copy of the request is
+ * returned, for inject_read() to ask again in A's name. */
+static struct rte_mbuf *
+post_read_kept(uint32_t len, uint64_t va, uint32_t rkey)
+{
+	struct rte_mbuf *pkts[8], *req;
+	unsigned int n;
+
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, len, va, rkey) == 0);
+	dpdat_dev_progress(A.dev);
+	n = rte_ring_dequeue_burst(a2b, (void **)pkts, RTE_DIM(pkts), NULL);
+	CU_ASSERT_FATAL(n == 1);
+	req = rte_pktmbuf_copy(pkts[0], pkts[0]->pool, 0, UINT32_MAX);
+	CU_ASSERT_FATAL(req != NULL);
+	CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
+	return req;
+}
+
+/* One step of B: what it sends is lost; how many packets (a READ's
+ * answers: a budget, fewer than the len / 256 of the READ). */
+static unsigned int
+b_step_lost(void)
+{
+	struct rte_mbuf *resp[RC_SEND_BUDGET * 2];
+	unsigned int n;
+
+	dpdat_dev_progress(B.dev);
+	n = rte_ring_dequeue_burst(b2a, (void **)resp, RTE_DIM(resp), NULL);
+	rte_pktmbuf_free_bulk(resp, n);
+	return n;
+}
+
+/* An LMR of B's over mem, open to everything; its key in li. */
+static struct dpdat_lmr *
+b_lmr(void *mem, uint64_t len, struct dpdat_lmr_info *li)
+{
+	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
+	struct dpdat_lmr *lo;
+
+	d.virt.addr = mem;
+	d.virt.length = len;
+	lo = dpdat_lmr_create(B.pz, &d, DPDAT_MEM_PRIV_ALL);
+	CU_ASSERT_FATAL(lo != NULL && dpdat_lmr_query(lo, li) == 0);
+	return lo;
+}
+
 /* A duplicate READ (a PSN already taken) is answered again only inside
  * the READ first accepted at that PSN: same key, the address and length
  * the requester asks again with (rest of it from a response on), as rxe
@@ -577,33 +623,21 @@ inject_read(const struct rte_mbuf *req, uint64_t va, uint32_t rkey,
 static void
 test_dup_read_bounded(void)
 {
-	struct rte_mbuf *pkts[8], *req;
+	struct rte_mbuf *req;
 	struct dpdat_qp_stats st;
 	struct dpdat_wc wc;
-	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
 	const uint64_t va = (uintptr_t)B.buf;
 	uint8_t *other = dpdat_mem_alloc(4096, 4096, -1);
 	struct dpdat_lmr_info li;
 	struct dpdat_lmr *lo;
-	unsigned int n;
 
 	/* another region of B's, open to remote READs: its key unknown */
 	CU_ASSERT_FATAL(other != NULL);
-	d.virt.addr = other;
-	d.virt.length = 4096;
-	lo = dpdat_lmr_create(B.pz, &d, DPDAT_MEM_PRIV_ALL);
-	CU_ASSERT_FATAL(lo != NULL && dpdat_lmr_query(lo, &li) == 0);
+	lo = b_lmr(other, 4096, &li);
 	for (int sack = 0; sack < 2; sack++) {
 		connect_pair_ext(1024, 14, sack ? DPDAT_QP_EXT_SACK : 0);
 		memset(B.buf, 0x5e, 3 * 1024);
-		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, 3 * 1024,
-				     va, B.key) == 0);
-		dpdat_dev_progress(A.dev);
-		n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
-		CU_ASSERT_FATAL(n == 1);
-		req = rte_pktmbuf_copy(pkts[0], pkts[0]->pool, 0, UINT32_MAX);
-		CU_ASSERT_FATAL(req != NULL);
-		CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
+		req = post_read_kept(3 * 1024, va, B.key);
 		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
 		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
 		run(10);
@@ -652,8 +686,7 @@ static void
 test_dup_read_region_gone(void)
 {
 	const uint32_t len = 32 * 1024;	/* 128 answers at 256: two budgets */
-	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
-	struct rte_mbuf *pkts[8], *req, *resp[RC_SEND_BUDGET * 2];
+	struct rte_mbuf *req, *resp[RC_SEND_BUDGET * 2];
 	struct dpdat_qp_stats st;
 	struct dpdat_lmr_info li;
 	struct dpdat_lmr *lo;
@@ -663,29 +696,16 @@ test_dup_read_region_gone(void)
 
 	CU_ASSERT_FATAL(mem != NULL);
 	for (int sack = 0; sack < 2; sack++) {
-		d.virt.addr = mem;
-		d.virt.length = len;
-		lo = dpdat_lmr_create(B.pz, &d, DPDAT_MEM_PRIV_ALL);
-		CU_ASSERT_FATAL(lo != NULL && dpdat_lmr_query(lo, &li) == 0);
+		lo = b_lmr(mem, len, &li);
 		connect_pair_ext(256, 14, sack ? DPDAT_QP_EXT_SACK : 0);
-		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, len,
-				     (uintptr_t)mem, li.rmr_context) == 0);
-		dpdat_dev_progress(A.dev);
-		n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
-		CU_ASSERT_FATAL(n == 1);
-		req = rte_pktmbuf_copy(pkts[0], pkts[0]->pool, 0, UINT32_MAX);
-		CU_ASSERT_FATAL(req != NULL);
-		CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
+		req = post_read_kept(len, (uintptr_t)mem, li.rmr_context);
 		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
 		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
 		run(10);
 		/* the READ asked again whole: B answers a budget of it */
 		inject_read(req, (uintptr_t)mem, li.rmr_context, len);
-		dpdat_dev_progress(B.dev);
-		n = rte_ring_dequeue_burst(b2a, (void **)resp, RTE_DIM(resp),
-					   NULL);
+		n = b_step_lost();
 		CU_ASSERT(n > 0 && n < len / 256);
-		rte_pktmbuf_free_bulk(resp, n);
 		/* the owner frees the region before the rest is sent: no
 		 * more answers, one NAK, which A (its READ done) ignores */
 		CU_ASSERT_EQUAL_FATAL(dpdat_lmr_free(lo), 0);
@@ -733,8 +753,7 @@ static void
 test_read_asked_again_region_gone(void)
 {
 	const uint32_t len = 32 * 1024;	/* 128 answers at 256 */
-	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
-	struct rte_mbuf *pkts[8], *req, *resp[RC_SEND_BUDGET * 2];
+	struct rte_mbuf *req;
 	struct dpdat_qp_stats st;
 	struct dpdat_lmr_info li;
 	struct dpdat_lmr *lo;
@@ -743,31 +762,17 @@ test_read_asked_again_region_gone(void)
 	unsigned int n;
 
 	CU_ASSERT_FATAL(mem != NULL);
-	d.virt.addr = mem;
-	d.virt.length = len;
-	lo = dpdat_lmr_create(B.pz, &d, DPDAT_MEM_PRIV_ALL);
-	CU_ASSERT_FATAL(lo != NULL && dpdat_lmr_query(lo, &li) == 0);
+	lo = b_lmr(mem, len, &li);
 	connect_pair_ext(256, 14, 0);
-	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_READ, 0, len, (uintptr_t)mem,
-			     li.rmr_context) == 0);
-	dpdat_dev_progress(A.dev);
-	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 8, NULL);
-	CU_ASSERT_FATAL(n == 1);
-	req = rte_pktmbuf_copy(pkts[0], pkts[0]->pool, 0, UINT32_MAX);
-	CU_ASSERT_FATAL(req != NULL);
-	CU_ASSERT(rte_ring_enqueue(a2b, pkts[0]) == 0);
+	req = post_read_kept(len, (uintptr_t)mem, li.rmr_context);
 	/* B answers a budget; those answers are lost */
-	dpdat_dev_progress(B.dev);
-	n = rte_ring_dequeue_burst(b2a, (void **)resp, RTE_DIM(resp), NULL);
+	n = b_step_lost();
 	CU_ASSERT(n > 0 && n < len / 256);
-	rte_pktmbuf_free_bulk(resp, n);
 	/* A asks again from the start; B starts over, a budget again */
 	inject_read(req, (uintptr_t)mem, li.rmr_context, len);
 	rte_pktmbuf_free(req);
-	dpdat_dev_progress(B.dev);
-	n = rte_ring_dequeue_burst(b2a, (void **)resp, RTE_DIM(resp), NULL);
+	n = b_step_lost();
 	CU_ASSERT(n > 0 && n < len / 256);
-	rte_pktmbuf_free_bulk(resp, n);
 	/* the owner frees the region with answers still owed */
 	CU_ASSERT_EQUAL_FATAL(dpdat_lmr_free(lo), 0);
 	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
