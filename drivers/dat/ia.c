@@ -74,7 +74,14 @@ dev_get(const char *name, const struct dd_ia_conf *conf)
 	}
 	if (r == NULL)
 		goto out;
-	if (!eal_up) {
+	if (!eal_up && dpdat_eal_attach() == 0) {
+		/* the application's EAL (its own DPDK, or dpdat's native
+		 * API) is up: the IA runs on it */
+		if (conf->eal[0] != '\0')
+			DD_LOG(WARNING, "%s: eal= ignored: the application "
+			       "brought the EAL up", name);
+		eal_up = true;
+	} else if (!eal_up) {
 		/* eal=-l1;-a0000:3b:00.0: the first IA of the process
 		 * brings the EAL up, so its eal= counts */
 		ec.extra_words = conf->eal;
