@@ -412,9 +412,12 @@ soak_rdma(struct dpdat_qp *qp, unsigned long n)
 		H_FAIL("post fetch-and-add");
 	for (uint64_t id = 100; id < 103; id++) {
 		wc = wc1();
-		if (wc.status != DPDAT_WC_SUCCESS || wc.wr_id != id)
+		if (wc.status != DPDAT_WC_SUCCESS || wc.wr_id != id) {
+			/* the requester's side of it: PSNs, retries, NAKs */
+			dpdat_qp_dump(qp, stderr);
 			H_FAIL("soak: connection %lu, WR %lu: status %d", n,
 			       (unsigned long)wc.wr_id, wc.status);
+		}
 	}
 	if (memcmp(mem + SOAK_W, mem + SOAK_R, SOAK_LEN) != 0)
 		H_FAIL("soak: connection %lu: the READ differs from the WRITE",
