@@ -51,8 +51,6 @@
 struct guard {
 	sigjmp_buf env;
 	uint16_t port_id;
-	/* a touch (port_guarded_touch()): the region touched; 0: a burst */
-	uintptr_t lo, hi;
 	volatile int sig;
 	void *volatile addr;
 };
@@ -102,12 +100,8 @@ guard_handler(int sig, siginfo_t *si, void *uc)
 	struct guard *g = guard_cur;
 
 	if (g != NULL && si != NULL && si->si_code > 0) {
-		const uintptr_t a = (uintptr_t)si->si_addr;
-		const bool gone = g->hi != 0 ? a >= g->lo && a < g->hi :
-					       guard_link_down(g->port_id);
-
 		guard_cur = NULL;
-		if (gone) {
+		if (guard_link_down(g->port_id)) {
 			g->sig = sig;
 			g->addr = si->si_addr;
 			siglongjmp(g->env, 1);
@@ -165,7 +159,6 @@ port_guarded_rx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 		return 0;
 	}
 	g.port_id = p->port_id;
-	g.hi = 0;
 	guard_cur = &g;
 	nb = rte_eth_rx_burst(p->port_id, p->queue, pkts, n);
 	guard_cur = NULL;
@@ -185,7 +178,6 @@ guard_tx_burst(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 		return -1;
 	}
 	g.port_id = p->port_id;
-	g.hi = 0;
 	guard_cur = &g;
 	nb = rte_eth_tx_burst(p->port_id, p->queue, pkts, n);
 	guard_cur = NULL;
@@ -206,24 +198,4 @@ port_guarded_tx(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n)
 		return n;
 	port_tx_count(p, pkts, n, (uint16_t)nb, bytes);
 	return (uint16_t)nb;
-}
-
-bool
-port_guarded_touch(uintptr_t lo, uintptr_t hi, uint64_t *pages)
-{
-	struct guard g;
-	uintptr_t a;
-
-	pthread_once(&guard_once, guard_install);
-	if (sigsetjmp(g.env, 0) != 0)
-		return false;	/* unmapped or cut short under the touch */
-	g.lo = lo;
-	g.hi = hi;
-	guard_cur = &g;
-	for (a = RTE_ALIGN_CEIL(lo, 4096); a + 8 <= hi; a += 4096) {
-		__atomic_fetch_add((uint64_t *)a, 0, __ATOMIC_RELAXED);
-		(*pages)++;
-	}
-	guard_cur = NULL;
-	return true;
 }

@@ -263,8 +263,9 @@ port_detach(uint16_t port_id)
 {
 	if (port_intr_call(port_detach_cb, (void *)(uintptr_t)port_id) == 0)
 		return;
-	PORT_LOG(WARNING, "port %u: the interrupt thread did not take the "
-		 "close (no alarm, or not within 5 s): closing here", port_id);
+	if (!rte_thread_is_intr())
+		PORT_LOG(WARNING, "port %u: the interrupt thread did not take "
+			 "the close: closing here", port_id);
 	port_detach_now(port_id);
 }
 

@@ -263,11 +263,6 @@ uint16_t port_capture_tx(struct dpdat_port *p, struct rte_mbuf **pkts,
  * burst then ends early and counts in peer_unmapped (a transmit burst so
  * cut took every frame and sent none). */
 void port_guard_enable(struct dpdat_port *p);
-/* Each 4 KiB page of [lo, hi) touched by an atomic add of 0 to its first
- * word, *pages counting them; false when the region went away under it
- * (a fault inside it: unmapped by a thread that stopped its port, or its
- * memfd cut short), the rest untouched. */
-bool port_guarded_touch(uintptr_t lo, uintptr_t hi, uint64_t *pages);
 uint16_t port_guarded_rx(struct dpdat_port *p, struct rte_mbuf **pkts,
 			 uint16_t n);
 uint16_t port_guarded_tx(struct dpdat_port *p, struct rte_mbuf **pkts,

@@ -222,40 +222,7 @@ test_other_faults_kill(void)
 	CU_ASSERT_TRUE(died_of_segv(st));
 }
 
-/* The touch of memif's memory at link up (memif.c): every page touched,
- * nothing changed; a region unmapped under it (a port stopped on another
- * thread) ends that region's touch instead of the process. */
-static void
-test_touch(void)
-{
-	const size_t pg = 4096, len = 8 * pg;
-	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	uint64_t pages = 0;
-
-	CU_ASSERT_FATAL(m != MAP_FAILED);
-	for (size_t i = 0; i < len; i++)
-		m[i] = (uint8_t)(i * 7);
-	CU_ASSERT_TRUE(port_guarded_touch((uintptr_t)m, (uintptr_t)m + len,
-					  &pages));
-	CU_ASSERT_EQUAL(pages, 8);
-	for (size_t i = 0; i < len; i++)
-		if (m[i] != (uint8_t)(i * 7)) {
-			CU_FAIL("the touch changed a byte");
-			break;
-		}
-	/* the second half goes: four pages touched, then false */
-	CU_ASSERT_EQUAL_FATAL(munmap(m + len / 2, len / 2), 0);
-	pages = 0;
-	CU_ASSERT_FALSE(port_guarded_touch((uintptr_t)m, (uintptr_t)m + len,
-					   &pages));
-	CU_ASSERT_EQUAL(pages, 4);
-	munmap(m, len / 2);
-}
-
 static CU_TestInfo guard_tests[] = {
-	{ "touch: every page, nothing changed; unmapped under it: false",
-	  test_touch },
 	{ "unmapped ring, link down: burst cut short", test_unmap_link_down },
 	{ "unmapped transmit ring, link down: taken, not sent",
 	  test_unmap_tx_link_down },
