@@ -209,46 +209,18 @@ port_detach_now(uint16_t port_id)
 		rte_dev_remove(dev);
 }
 
-struct port_intr_ctx {
-	void (*fn)(void *arg);
-	void *arg;
+struct port_detach_ctx {
+	uint16_t port_id;
 	int done;
 };
 
 static void
-port_intr_cb(void *arg)
-{
-	struct port_intr_ctx *c = arg;
-
-	c->fn(c->arg);
-	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
-}
-
-int
-port_intr_call(void (*fn)(void *arg), void *arg)
-{
-	struct port_intr_ctx c = { .fn = fn, .arg = arg };
-	uint64_t t0 = rte_get_timer_cycles();
-
-	if (rte_thread_is_intr()) {
-		fn(arg);
-		return 0;
-	}
-	if (rte_eal_alarm_set(1, port_intr_cb, &c) != 0)
-		return -1;
-	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
-		if (rte_get_timer_cycles() - t0 > 5 * rte_get_timer_hz() &&
-		    rte_eal_alarm_cancel(port_intr_cb, &c) > 0)
-			return -1;
-		usleep(100);
-	}
-	return 0;
-}
-
-static void
 port_detach_cb(void *arg)
 {
-	port_detach_now((uint16_t)(uintptr_t)arg);
+	struct port_detach_ctx *c = arg;
+
+	port_detach_now(c->port_id);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 }
 
 /* Close and remove a device on the EAL's interrupt thread, where its
@@ -256,17 +228,28 @@ port_detach_cb(void *arg)
  * close on another thread at that moment freed what the handler was using
  * (the quick-start demo's server crashed at exit about one run in five,
  * inside memif's interrupt handler, while dpdat_port_free() freed the
- * pool). If the alarm cannot be set, or does not run within 5 s, the
- * device goes from this thread. */
+ * pool). The thread runs one callback at a time. If the alarm cannot be
+ * set, or does not run within 5 s, the device goes from this thread. */
 static void
 port_detach(uint16_t port_id)
 {
-	if (port_intr_call(port_detach_cb, (void *)(uintptr_t)port_id) == 0)
+	struct port_detach_ctx c = { .port_id = port_id };
+	uint64_t t0 = rte_get_timer_cycles();
+
+	if (rte_thread_is_intr() || rte_eal_alarm_set(1, port_detach_cb, &c)) {
+		port_detach_now(port_id);
 		return;
-	if (!rte_thread_is_intr())
-		PORT_LOG(WARNING, "port %u: the interrupt thread did not take "
-			 "the close: closing here", port_id);
-	port_detach_now(port_id);
+	}
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
+		if (rte_get_timer_cycles() - t0 > 5 * rte_get_timer_hz() &&
+		    rte_eal_alarm_cancel(port_detach_cb, &c) > 0) {
+			PORT_LOG(WARNING, "port %u: the interrupt thread did not "
+				 "take the close: closing here", port_id);
+			port_detach_now(port_id);
+			return;
+		}
+		usleep(100);
+	}
 }
 
 /* True for a memif device in the client role (memif's default is server). */

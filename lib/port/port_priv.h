@@ -269,16 +269,8 @@ uint16_t port_guarded_tx(struct dpdat_port *p, struct rte_mbuf **pkts,
 			 uint16_t n);
 
 /* memif.c: fault in the shared memory of the process's memif links (at
- * each link up, before the link counts as up: the driver maps it afresh
- * at every connection) */
+ * each link up: the driver maps it afresh at every connection) */
 void port_memif_prefault(struct dpdat_port *p);
-
-/* port.c: fn(arg) run on the EAL's interrupt thread, one callback at a
- * time with the drivers' (memif unmaps its memory there when the peer
- * leaves), and waited for; at once when called there. 0 when it ran, -1
- * when the alarm could not be set or did not run within 5 s (then it
- * never runs). */
-int port_intr_call(void (*fn)(void *arg), void *arg);
 
 /* steer.c: rte_flow isolation (before configure) and rules (after start) */
 void port_steer_isolate(struct dpdat_port *p);
