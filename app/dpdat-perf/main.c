@@ -10,7 +10,7 @@
  *   -s size  -a (all sizes 2..2^23)  -n iterations  -D seconds (bw)
  *   -q QPs (bw)  -t tx depth  -m PMTU  -p port  -b (bw, both ways)
  *   --report_gbits  --out_json [FILE]  --out_json_file=FILE
- * plus --transport dpdat|udp|verbs|raw and, for dpdat, --dev, --ip, --mtu.
+ * plus --transport dpdat|udp|verbs|raw|bare and, for dpdat, --dev, --ip, --mtu.
  * perftest's flags that mean nothing here (-x, -F, -R, -i, -d naming an
  * RDMA device) are taken with a note on stderr, so that a perftest
  * command line runs as it is.
@@ -41,7 +41,7 @@
 
 /* Long options without a short one (past any character). */
 enum {
-	OPT_DEV = 256, OPT_IP, OPT_JSON_FILE, OPT_ENGINES,
+	OPT_DEV = 256, OPT_IP, OPT_JSON_FILE, OPT_ENGINES, OPT_WARMUP,
 };
 
 static const char *const names[N_TESTS] = {
@@ -51,7 +51,7 @@ static const char *const verbs[N_TESTS] = {
 	"RDMA_Write", "RDMA_Write", "RDMA_Read", "RDMA_Read", "Send", "Send" };
 
 static const struct perf_transport *const transports[] = {
-	&perf_dpdat, &perf_udp, &perf_raw,
+	&perf_dpdat, &perf_udp, &perf_raw, &perf_bare,
 #ifdef PERF_VERBS
 	&perf_verbs,
 #endif
@@ -184,6 +184,7 @@ perf_params_check(const struct perf_params *pr)
 	       pr->size > PERF_MAX_SIZE || pr->iters == 0 ||
 	       pr->depth == 0 || pr->depth > PERF_MAX_DEPTH ||
 	       pr->qps == 0 || pr->qps > PERF_MAX_QPS || pr->bidir > 1 ||
+	       pr->warmup > PERF_MAX_WARMUP ||
 	       (pr->bidir && perf_is_lat(pr->test)) ? -EINVAL : 0;
 }
 
@@ -196,6 +197,9 @@ usage(void)
 	       "  -s, --size B          message size (bw 65536, lat 2)\n"
 	       "  -a, --all             sizes 2 .. 2^23\n"
 	       "  -n, --iters N         iterations (bw 5000, lat 1000)\n"
+	       "      --warmup N        lat: N round trips before each size's\n"
+	       "                        timed ones, not timed; above 4 KiB as\n"
+	       "                        many as carry N x 4 KiB (%u; 0: none)\n"
 	       "  -D, --duration S      bw: run S seconds instead\n"
 	       "  -q, --qp N            bw: QPs, 1..1024 (verbs: 16) (1)\n"
 	       "  -b, --bidirectional   bw: both sides stream at once, the\n"
@@ -216,7 +220,10 @@ usage(void)
 	       "      --transport T     dpdat (default), udp (kernel sockets),\n"
 	       "                        verbs (kernel RDMA device), raw (the\n"
 	       "                        frames of a WRITE, bare, over dpdat's\n"
-	       "                        port: the link's baseline)\n"
+	       "                        port: the link's baseline), bare\n"
+	       "                        (write_lat: the same ping-pong on the\n"
+	       "                        DPDK device's own bursts, no dpdat\n"
+	       "                        port layer: the link's floor)\n"
 	       "      --dev ARGS        dpdat: DPDK device (memif pair by default;\n"
 	       "                        net_af_xdp0,iface=eth1; a PCI address)\n"
 	       "      --ip ADDR         our IPv4 (dpdat: the interface's own on\n"
@@ -241,7 +248,8 @@ usage(void)
 	       "  -R, --rdma_cm         ignored: dpdat connects with its own\n"
 	       "                        in-band IB CM\n"
 	       "  each says so on stderr (dpdat-perf: -x: ignored, ...)\n"
-	       "EAL arguments (before --) go to DPDK: -l, -a, --file-prefix...\n");
+	       "EAL arguments (before --) go to DPDK: -l, -a, --file-prefix...\n",
+	       PERF_WARMUP);
 }
 
 static uint32_t
@@ -272,7 +280,8 @@ pick_transport(const char *name)
 			"libibverbs-dev/librdmacm-dev missing\n");
 		exit(EXIT_NO_VERBS);
 	}
-	bad_arg("--transport: '%s' is not dpdat, udp, raw or verbs", name);
+	bad_arg("--transport: '%s' is not dpdat, udp, raw, bare or verbs",
+		name);
 }
 
 /* The test: argv[0] ending in its name (ib_write_bw style), or argv[1]. */
@@ -363,6 +372,10 @@ option(int c, const char *arg)
 	case OPT_DEV: o->dev = arg; break;
 	case OPT_IP: o->ip = arg; break;
 	case OPT_ENGINES: o->engines = number(arg, "--engines", 1, 16); break;
+	case OPT_WARMUP: o->warmup = number(arg, "--warmup", 0,
+					    PERF_MAX_WARMUP);
+		o->warmup_set = 1;
+		break;
 	case 'd': o->ibdev = arg; break;
 	case 'x': note("-x", "dpdat's GID is the port's IPv4 (--ip)"); break;
 	case 'i': note("-i", "a dpdat device has one port"); break;
@@ -390,7 +403,8 @@ static void
 after_perftest_flags(int lat)
 {
 	struct perf_opts *o = &perf_opt;
-	int own_port = tr == &perf_dpdat || tr == &perf_raw;
+	int own_port = tr == &perf_dpdat || tr == &perf_raw ||
+		       tr == &perf_bare;
 
 	if (o->ibdev != NULL && own_port && dpdk_dev_name(o->ibdev) &&
 	    o->dev == NULL)
@@ -404,7 +418,8 @@ after_perftest_flags(int lat)
 	if (o->bidir && lat)
 		bad_arg("-b: bidirectional is for the bandwidth tests, as "
 			"perftest");
-	if (o->bidir && (tr == &perf_udp || tr == &perf_raw)) {
+	if (o->bidir && (tr == &perf_udp || tr == &perf_raw ||
+			 tr == &perf_bare)) {
 		fprintf(stderr, "dpdat-perf: -b: ignored, --transport=%s runs "
 			"one way\n", tr->name);
 		o->bidir = 0;
@@ -437,7 +452,7 @@ signalling(struct perf_opts *o, int lat)
 	if (!o->server && !o->secs && o->iters % o->post_list != 0)
 		bad_arg("-n %u: not a multiple of -l %u", o->iters,
 			o->post_list);
-	if ((tr == &perf_udp || tr == &perf_raw) &&
+	if ((tr == &perf_udp || tr == &perf_raw || tr == &perf_bare) &&
 	    (o->post_list > 1 || o->cq_mod_set))
 		fprintf(stderr, "dpdat-perf: --transport=%s has no work "
 			"requests: -l and --cq-mod do nothing\n", tr->name);
@@ -456,6 +471,7 @@ parse(int argc, char **argv)
 		{ "ip", 1, NULL, OPT_IP }, { "port_mtu", 1, NULL, 'M' },
 		{ "cpu", 1, NULL, 'C' }, { "go-back-n", 0, NULL, 'G' },
 		{ "engines", 1, NULL, OPT_ENGINES },
+		{ "warmup", 1, NULL, OPT_WARMUP },
 		{ "help", 0, NULL, 'h' }, { "help-env", 0, NULL, 'E' },
 		/* perftest's, for its command lines */
 		{ "bidirectional", 0, NULL, 'b' },
@@ -489,10 +505,21 @@ parse(int argc, char **argv)
 		bad_arg("-q %u: latency tests run on one QP, as perftest", o->qps);
 	if (lat && o->secs)
 		bad_arg("-D: latency tests count iterations (-n)");
+	if (!lat && o->warmup_set)
+		bad_arg("--warmup: for the latency tests (bandwidth tests "
+			"measure a steady stream)");
+	if (lat && !o->warmup_set)
+		o->warmup = PERF_WARMUP;
 	after_perftest_flags(lat);
 	if (tr == &perf_raw && o->test != W_BW && o->test != W_LAT)
 		bad_arg("--transport=raw: write_bw and write_lat only (the "
 			"frames of a WRITE)");
+	if (tr == &perf_bare && o->test != W_LAT)
+		bad_arg("--transport=bare: write_lat only (the bandwidth "
+			"baseline is --transport=raw)");
+	if ((tr == &perf_bare || tr == &perf_raw) && o->engines > 1)
+		bad_arg("--engines: --transport=%s runs on queue 0 alone",
+			tr->name);
 	if (o->qps > tr->max_qps)
 		bad_arg("-q %u: --transport=%s has %u QP%s at most", o->qps,
 			tr->name, tr->max_qps, tr->max_qps > 1 ? "s" : "");
@@ -553,6 +580,9 @@ banner(const struct perf_params *pr, const struct perf_info *in)
 	printf(" Connection type : %s\t\tUsing SRQ      : OFF\n",
 	       strcmp(tr->name, "udp") ? "RC" : "UDP");
 	printf(" TX depth        : %u\n", perf_is_lat(pr->test) ? 1 : pr->depth);
+	if (perf_is_lat(pr->test))
+		printf(" Warm-up         : %u round trips a size, not timed "
+		       "(fewer above 4 KiB)\n", pr->warmup);
 	if (perf_opt.post_list > 1)
 		printf(" Post List       : %u\n", perf_opt.post_list);
 	if (!perf_is_lat(pr->test) && !perf_opt.server)
@@ -641,6 +671,8 @@ json_open(const struct perf_params *pr, const struct perf_info *in)
 	if (!perf_is_lat(pr->test))
 		fprintf(json, "\"post_list\": %u, \"cq_mod\": %u, ",
 			perf_opt.post_list, perf_opt.cq_mod);
+	else
+		fprintf(json, "\"warmup\": %u, ", pr->warmup);
 	fprintf(json, "\"results\": [");
 }
 
@@ -768,7 +800,8 @@ main(int argc, char **argv)
 	tr->setup();
 	pr = (struct perf_params){ .test = o->test, .size = o->size,
 		.iters = o->iters, .depth = o->depth, .all = (uint32_t)o->all,
-		.secs = o->secs, .qps = o->qps, .bidir = (uint32_t)o->bidir };
+		.secs = o->secs, .qps = o->qps, .bidir = (uint32_t)o->bidir,
+		.warmup = o->warmup };
 	if (o->server)
 		printf("\n************************************\n"
 		       "* Waiting for client to connect... *\n"

@@ -17,6 +17,13 @@
 #define PERF_MAX_QPS	1024	/* the dpdat transport's; verbs: 16 */
 #define PERF_MAX_DEPTH	256
 #define PERF_WAIT_CLIENT_MS 300000	/* how long a server waits for a client */
+/* Latency tests: untimed round trips before the timed ones (--warmup,
+ * perf_warmup()). On these VMs the first touch of a page costs
+ * microseconds, and a link's rings (memif: 1024 slots a direction, one a
+ * small message's round trip) and its mbufs are new memory until every
+ * slot was used once: 2048 round trips cover two passes over the rings. */
+#define PERF_WARMUP	2048
+#define PERF_MAX_WARMUP	10000000
 /* The registered buffer: two halves (what we send from, what the peer
  * writes or sends into) and, past them, the mailbox through which -b
  * tells the peer its figures (our outgoing copy, then the peer's). */
@@ -41,6 +48,7 @@ struct perf_params {
 	uint32_t rkey;
 	uint32_t bidir;		/* -b: the server streams too */
 	uint32_t engines;	/* dpdat --engines: the server must match */
+	uint32_t warmup;	/* lat: round trips before the timed ones */
 } __attribute__((packed));
 
 /* The command line. */
@@ -50,6 +58,8 @@ struct perf_opts {
 	const char *peer, *dev, *ip, *json;
 	const char *ibdev;	/* perftest's -d */
 	uint32_t size, iters, depth, secs, qps;
+	uint32_t warmup;	/* --warmup, lat: untimed round trips first */
+	int warmup_set;
 	uint16_t pmtu, mtu, service;
 	int mtu_set;		/* --port_mtu given */
 	int pin;		/* --cpu given */
@@ -97,13 +107,15 @@ struct perf_transport {
 	void (*connect)(struct perf_params *pr, struct perf_info *info);
 	void (*bw)(const struct perf_params *pr, uint32_t size,
 		   struct perf_bw *res);
-	/* rtt: pr->iters round trips in microseconds */
+	/* rtt: pr->iters round trips in microseconds, after pr->warmup
+	 * untimed ones */
 	void (*lat)(const struct perf_params *pr, uint32_t size, double *rtt);
 	void (*serve)(const struct perf_params *pr);
 	void (*finish)(void);
 };
 
-extern const struct perf_transport perf_dpdat, perf_udp, perf_verbs, perf_raw;
+extern const struct perf_transport perf_dpdat, perf_udp, perf_verbs, perf_raw,
+				   perf_bare;
 
 /* tr_dpdat.c, for the raw baseline on the same device: the device, the
  * path MTU its connection settled on, the registered buffer */
@@ -117,6 +129,20 @@ static inline uint32_t
 perf_min(uint32_t a, uint32_t b)
 {
 	return a < b ? a : b;
+}
+
+/* The untimed round trips before a size's timed ones: pr->warmup, but no
+ * more than carry pr->warmup * 4 KiB (as many frames at memif's PMTU: a
+ * pass over the rings), at least one; both sides count the same. */
+static inline uint32_t
+perf_warmup(const struct perf_params *pr, uint32_t size)
+{
+	uint64_t by_bytes = (uint64_t)pr->warmup * 4096 / (size ? size : 1);
+
+	if (pr->warmup == 0)
+		return 0;
+	return by_bytes == 0 ? 1 : by_bytes < pr->warmup ? (uint32_t)by_bytes :
+							     pr->warmup;
 }
 
 static inline uint32_t

@@ -265,7 +265,8 @@ write_seq(uint32_t size, uint8_t seq, uint32_t i)
 
 /* One latency iteration; the server (rtt NULL) answers each ping. */
 static void
-lat_once(const struct perf_params *pr, uint32_t size, uint32_t i, int server)
+lat_once(const struct perf_params *pr, uint32_t size, uint32_t i,
+	 uint32_t total, int server)
 {
 	/* the peer writes into our second half; we write from the first */
 	volatile uint8_t *in = R->buf + PERF_MAX_SIZE + size - 1;
@@ -291,27 +292,32 @@ lat_once(const struct perf_params *pr, uint32_t size, uint32_t i, int server)
 		if (!server)
 			R->post(0, PERF_SEND, size, 0, 0, sig, i);
 		wait_wc(1);
-		if (i + 2 <= pr->iters)
+		if (i + 2 <= total)
 			R->post_recv(0, size, 0);
 		if (server)
 			R->post(0, PERF_SEND, size, 0, 0, sig, i);
 	}
 }
 
+/* perf_warmup() untimed round trips, then pr->iters timed ones, one
+ * sequence for both sides (the server, rtt NULL, runs as many). */
 void
 perf_rdma_lat(const struct perf_params *pr, uint32_t size, double *rtt)
 {
+	const uint32_t warm = perf_warmup(pr, size);
+	const uint32_t total = warm + pr->iters;
 	uint64_t t;
 	uint32_t i;
 
 	if (pr->test == S_LAT)
-		for (i = 0; i < 2 && i < pr->iters; i++)
+		for (i = 0; i < 2 && i < total; i++)
 			R->post_recv(0, size, 0);
-	for (i = 1; i <= pr->iters; i++) {
+	for (i = 1; i <= total; i++) {
 		t = perf_now_ns();
-		lat_once(pr, size, i, rtt == NULL);
-		if (rtt != NULL)
-			rtt[i - 1] = (double)(perf_now_ns() - t) / 1e3;
+		lat_once(pr, size, i, total, rtt == NULL);
+		if (rtt != NULL && i > warm)
+			rtt[i - warm - 1] =
+				(double)(perf_now_ns() - t) / 1e3;
 	}
 }
 

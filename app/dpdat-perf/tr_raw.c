@@ -17,6 +17,13 @@
  * The parameters and the end travel as in the dpdat transport (its CM
  * connection); during the test neither side runs the engine. Frames name
  * no QP (QPN 0xffffff), so a late one the engine sees is dropped.
+ *
+ * --transport=bare (write_lat): the same ping-pong with nothing of dpdat's
+ * port layer in it, the floor of the link: the DPDK device's own
+ * rte_eth_rx_burst()/rte_eth_tx_burst() on queue 0, each frame copied from
+ * one prepared once a size, the server swapping the addresses and sending
+ * the frame it got straight back. What raw costs beyond bare is dpdat's
+ * port layer (classification, counters, frame building).
  */
 
 #include <arpa/inet.h>
@@ -24,6 +31,7 @@
 #include <string.h>
 
 #include <rte_byteorder.h>
+#include <rte_ethdev.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_mbuf.h>
@@ -59,6 +67,8 @@ enum { OP_W_FIRST = 0x06, OP_W_MIDDLE = 0x07, OP_W_LAST = 0x08,
        OP_W_ONLY = 0x0a, OP_SEND_ONLY = 0x04 };
 
 static struct dpdat_port *port;
+static uint16_t port_id;	/* its DPDK device, for --transport=bare */
+static bool bare;
 static struct rte_mempool *pool;
 static uint8_t hdr[RAW_HDR];	/* client: Ethernet/IPv4/UDP to the server */
 static uint16_t pmtu;
@@ -68,6 +78,28 @@ static void
 raw_setup(void)
 {
 	perf_dpdat.setup();
+}
+
+static void
+bare_setup(void)
+{
+	bare = true;
+	perf_dpdat.setup();
+}
+
+/* The link's bursts: dpdat's port layer, or with bare the device's own. */
+static uint16_t
+rx_burst(struct rte_mbuf **m, uint16_t n)
+{
+	return bare ? rte_eth_rx_burst(port_id, 0, m, n) :
+		      dpdat_port_rx_burst(port, m, n);
+}
+
+static uint16_t
+tx_burst(struct rte_mbuf **m, uint16_t n)
+{
+	return bare ? rte_eth_tx_burst(port_id, 0, m, n) :
+		      dpdat_port_tx_burst(port, m, n);
 }
 
 static void
@@ -82,7 +114,8 @@ raw_connect(struct perf_params *pr, struct perf_info *info)
 	int n, k;
 
 	perf_dpdat.connect(pr, info);
-	info->type = "raw frames (no RoCE engine)";
+	info->type = bare ? "bare frames (rte_eth bursts, no dpdat port)" :
+		     "raw frames (no RoCE engine)";
 	info->exchange = "dpdat CM private data, then bare frames";
 	port = dpdat_dev_port(perf_dpdat_dev());
 	pmtu = perf_dpdat_pmtu();
@@ -93,6 +126,8 @@ raw_connect(struct perf_params *pr, struct perf_info *info)
 				       -1);
 	if (pool == NULL || port == NULL || pmtu == 0)
 		perf_die("raw: no frame pool or port");
+	dpdat_port_query(port, &pi);
+	port_id = pi.port_id;
 	if (perf_opt.server)
 		return;		/* it answers with the client's addresses */
 	if (inet_pton(AF_INET, perf_opt.peer, &peer) != 1)
@@ -104,7 +139,6 @@ raw_connect(struct perf_params *pr, struct perf_info *info)
 			break;
 	if (k >= n)
 		perf_die("raw: no MAC address known for %s", perf_opt.peer);
-	dpdat_port_query(port, &pi);
 	eth->dst_addr = nb[k].mac;
 	eth->src_addr = pi.mac;
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
@@ -155,7 +189,7 @@ send_all(struct rte_mbuf **m, unsigned int n)
 	unsigned int sent = 0;
 
 	while (sent < n) {
-		sent += dpdat_port_tx_burst(port, m + sent, (uint16_t)(n - sent));
+		sent += tx_burst(m + sent, (uint16_t)(n - sent));
 		if (perf_now_ns() - t0 > RAW_GIVE_UP_NS)
 			perf_die("raw: the device takes no frames");
 	}
@@ -224,7 +258,7 @@ ctl_call(uint32_t kind, uint32_t want)
 			ctl_send(kind, seq);
 			last = perf_now_ns();
 		}
-		uint16_t n = dpdat_port_rx_burst(port, in, RAW_BURST);
+		uint16_t n = rx_burst(in, RAW_BURST);
 
 		for (uint16_t i = 0; i < n; i++) {
 			bool got = ctl_of(in[i], &c) && c.kind == want &&
@@ -243,9 +277,10 @@ static void
 raw_lat(const struct perf_params *pr, uint32_t size, double *rtt)
 {
 	const unsigned int n = npkts(size);
+	const uint32_t warm = perf_warmup(pr, size);
 	struct rte_mbuf *out[RAW_BURST], *in[RAW_BURST];
 
-	for (uint32_t it = 0; it < pr->iters; it++) {
+	for (uint32_t it = 0; it < warm + pr->iters; it++) {
 		uint64_t t0 = perf_now_ns(), sent = t0;
 		unsigned int back = 0, k = 0, c;
 
@@ -260,7 +295,7 @@ raw_lat(const struct perf_params *pr, uint32_t size, double *rtt)
 				k += c;
 				sent = perf_now_ns();
 			}
-			uint16_t got = dpdat_port_rx_burst(port, in, RAW_BURST);
+			uint16_t got = rx_burst(in, RAW_BURST);
 
 			back += got;
 			rte_pktmbuf_free_bulk(in, got);
@@ -273,8 +308,69 @@ raw_lat(const struct perf_params *pr, uint32_t size, double *rtt)
 				back = 0;
 			}
 		}
-		rtt[it] = (double)(perf_now_ns() - t0) / 1e3;
+		if (it >= warm)
+			rtt[it - warm] =
+				(double)(perf_now_ns() - t0) / 1e3;
 	}
+}
+
+/* n frames, copies of tmpl's, out with the device's own burst */
+static void
+bare_send(struct rte_mbuf *const *tmpl, struct rte_mbuf **out, unsigned int n)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		uint16_t len = rte_pktmbuf_data_len(tmpl[k]);
+
+		out[k] = rte_pktmbuf_alloc(pool);
+		if (out[k] == NULL)
+			perf_die("bare: frame pool empty");
+		rte_memcpy(rte_pktmbuf_append(out[k], len),
+			   rte_pktmbuf_mtod(tmpl[k], void *), len);
+	}
+	send_all(out, n);
+}
+
+/* bare: the ping-pong of raw_lat, each frame a copy of one prepared for
+ * this size, sent and taken with the device's own bursts. */
+static void
+bare_lat(const struct perf_params *pr, uint32_t size, double *rtt)
+{
+	const unsigned int n = npkts(size);
+	const uint32_t warm = perf_warmup(pr, size);
+	struct rte_mbuf *tmpl[RAW_BURST], *out[RAW_BURST], *in[RAW_BURST];
+
+	if (n > RAW_BURST)
+		perf_die("bare: %u B is %u frames, %u at most", size, n,
+			 RAW_BURST);
+	for (unsigned int k = 0; k < n; k++)
+		tmpl[k] = data_frame(size, k, n);
+	for (uint32_t it = 0; it < warm + pr->iters; it++) {
+		uint64_t t0 = perf_now_ns(), sent;
+		unsigned int back = 0;
+
+		bare_send(tmpl, out, n);
+		sent = perf_now_ns();
+		while (back < n) {
+			uint16_t got = rte_eth_rx_burst(port_id, 0, in,
+							RAW_BURST);
+
+			back += got;
+			rte_pktmbuf_free_bulk(in, got);
+			if (back < n && perf_now_ns() - sent > RAW_RETRY_NS) {
+				/* a lost frame (af_xdp, af_packet): again */
+				if (perf_now_ns() - t0 > RAW_GIVE_UP_NS)
+					perf_die("bare: no answer from the "
+						 "server");
+				bare_send(tmpl, out, n);
+				sent = perf_now_ns();
+				back = 0;
+			}
+		}
+		if (it >= warm)
+			rtt[it - warm] =
+				(double)(perf_now_ns() - t0) / 1e3;
+	}
+	rte_pktmbuf_free_bulk(tmpl, n);
 }
 
 static void
@@ -300,13 +396,12 @@ raw_bw(const struct perf_params *pr, uint32_t size, struct perf_bw *res)
 				sent++;
 			}
 		}
-		done = dpdat_port_tx_burst(port, out, (uint16_t)have);
+		done = tx_burst(out, (uint16_t)have);
 		if (done != 0 && done < have)
 			memmove(out, out + done, (have - done) * sizeof(out[0]));
 		have -= done;
 		/* ARP and strays: the receive queue must not fill */
-		rte_pktmbuf_free_bulk(in, dpdat_port_rx_burst(port, in,
-							      RAW_BURST));
+		rte_pktmbuf_free_bulk(in, rx_burst(in, RAW_BURST));
 		perf_meter_tick(&m, sent, size);
 	}
 	rte_pktmbuf_free_bulk(out, have);
@@ -327,7 +422,7 @@ raw_serve(const struct perf_params *pr)
 	struct raw_ctl c;
 
 	for (;;) {
-		uint16_t n = dpdat_port_rx_burst(port, in, RAW_BURST), nb = 0;
+		uint16_t n = rx_burst(in, RAW_BURST), nb = 0;
 
 		if (n != 0)
 			idle_since = perf_now_ns();
@@ -341,8 +436,17 @@ raw_serve(const struct perf_params *pr)
 			struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 			struct rte_ether_addr a = eth->src_addr;
 			uint32_t ia = ip->src_addr, len, ext;
-			bool ctl = ctl_of(m, &c);
+			bool ctl;
 			uint8_t op = p[RAW_HDR];
+
+			/* bare: no port layer sorts out ARP and strays */
+			if (bare && (rte_pktmbuf_data_len(m) < RAW_HDR + RAW_BTH ||
+				     eth->ether_type != rte_cpu_to_be_16(
+					     RTE_ETHER_TYPE_IPV4))) {
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			ctl = ctl_of(m, &c);
 
 			/* the answer goes back where the frame came from */
 			eth->src_addr = eth->dst_addr;
@@ -398,4 +502,10 @@ const struct perf_transport perf_raw = {
 	.name = "raw", .max_qps = 1,
 	.setup = raw_setup, .connect = raw_connect, .bw = raw_bw,
 	.lat = raw_lat, .serve = raw_serve, .finish = raw_finish,
+};
+
+const struct perf_transport perf_bare = {
+	.name = "bare", .max_qps = 1,
+	.setup = bare_setup, .connect = raw_connect, .bw = raw_bw,
+	.lat = bare_lat, .serve = raw_serve, .finish = raw_finish,
 };

@@ -411,15 +411,19 @@ static void
 udp_lat(const struct perf_params *pr, uint32_t size, double *rtt)
 {
 	const int rd = pr->test == R_LAT;
+	const uint32_t warm = perf_warmup(pr, size);
 	uint32_t i = 0, lost = 0, stalls = 0;
 	uint64_t t;
 
-	while (i < pr->iters) {
+	while (i < warm + pr->iters) {
 		t = perf_now_ns();
 		send_msg(rd ? U_READ : U_DATA, st.seq, size, rd ? 0 : size);
 		tx_flush();
 		if (wait_answer()) {
-			rtt[i++] = (double)(perf_now_ns() - t) / 1e3;
+			if (i >= warm)
+				rtt[i - warm] =
+					(double)(perf_now_ns() - t) / 1e3;
+			i++;
 			stalls = 0;
 		} else if (lost++, ++stalls > STALLS_MAX) {
 			perf_die("udp: no answer from the server for %d s",

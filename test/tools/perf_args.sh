@@ -61,7 +61,12 @@ bad '-t: .0. is not a number' read_bw -t 0
 bad '-m: PMTU 1000 is not' write_bw -m 1000
 bad '-m: .8192. is not a number' write_bw -m 8192
 bad '-D: latency tests count iterations' read_lat -D 2
-bad "--transport: 'tcp' is not dpdat, udp, raw or verbs" write_bw --transport=tcp
+bad "--transport: 'tcp' is not dpdat, udp, raw, bare or verbs" write_bw --transport=tcp
+bad 'transport=bare: write_lat only' write_bw --transport=bare 127.0.0.1
+bad '--engines: --transport=raw runs on queue 0 alone' write_lat --transport=raw --engines 2 127.0.0.1
+bad '--warmup: for the latency tests' write_bw --warmup 10 127.0.0.1
+bad '--warmup: .x. is not a number' write_lat --warmup x 127.0.0.1
+bad '--warmup: .10000001. is not a number' read_lat --warmup 10000001 127.0.0.1
 bad 'unknown option' write_bw --frobnicate
 bad 'missing value' write_bw -s
 bad 'missing value' write_bw -x
@@ -108,7 +113,7 @@ rc=$?
 if [ $rc -eq 0 ] && grep -q -- '--transport' "$dir/help"; then
 	echo "ok: --help"
 	for f in --bidirectional --out_json_file --ib-dev --gid-index \
-		 --ib-port --CPU-freq --rdma_cm --help-env; do
+		 --ib-port --CPU-freq --rdma_cm --help-env --warmup; do
 		grep -q -- "$f" "$dir/help" || fail "--help does not show $f"
 	done
 else
