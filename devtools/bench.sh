@@ -9,21 +9,24 @@
 #     write_lat/read_lat/send_lat (2 B .. 64 KiB) over a memif pair;
 #   - kernel: the same dpdat-perf tests with --transport=udp on 127.0.0.1,
 #     and sockperf ping-pong on 127.0.0.1 for the latency sizes.
-# Then issue 14's goals: six ratios of dpdat to a baseline on the same link
-# (8 B WRITE round trip / the raw port's, 8 B READ / WRITE round trip,
-# 64 KiB write_bw / the raw port's, 1 MiB read_bw / write_bw, 8 B WRITE
-# message rate / the raw port's, 64 KiB write_bw -q 1024 / -q 1), each
-# figure the median of runs taken in turn with its baseline's.
+# Then the latency goals: ratios of dpdat to a baseline on the same link
+# (8 B WRITE round trip / the bare link's, and / kernel UDP's between two
+# hosts; 8 B READ / WRITE round trip; 8 B WRITE message rate / the raw
+# port's; 64 KiB write_bw / the raw port's; on memif 64 KiB write_bw
+# -q 1024 / -q 1; the 8 B WRITE round trip's p99 / median), from runs of
+# their own taken in turn with their baselines', each figure the median of
+# its rounds; a row whose rounds spread by more than 20 % is "noisy".
 # Prints progress, then one table with the ratios and one with the goals
-# (met or missed); writes DIR/bench.json (the goals under "goals"),
-# DIR/bw.png and DIR/lat.png (gnuplot) and their data files DIR/*.dat.
+# (met, missed, noisy, or not judged: --quick judges none); writes
+# DIR/bench.json (the goals under "goals"), DIR/bw.png and DIR/lat.png
+# (gnuplot) and their data files DIR/*.dat.
 # Logs of every run stay in DIR/logs.
 #
 # Usage: devtools/bench.sh [--quick] [--link KIND] [--out DIR] [--json FILE]
 #   --loss       goodput under loss instead (devtools/bench-loss.sh: both
 #                recovery modes, a table and loss.png)
-#   --quick      3 sizes each, shorter runs, 2 rounds of the goals (2 to 3
-#                minutes; BENCH_QUICK=1)
+#   --quick      3 sizes each, shorter runs, 2 short rounds of the goals,
+#                not judged: a smoke run (2 to 3 minutes; BENCH_QUICK=1)
 #   --link KIND  memif (default: one host), or af_xdp or af_packet between
 #                two hosts: network namespaces joined by a veth pair (made
 #                here, as root, and removed on exit), dpdat beside each
@@ -37,15 +40,16 @@
 # BENCH_BW_SECS, BENCH_LAT_ITERS, BENCH_TP_SECS, BENCH_SP_SECS,
 # BENCH_PMTU (memif 4096; namespaces: what BENCH_LINK_MTU carries),
 # BENCH_SOCKPERF_OPTS (default --nonblocked: both ends spin, as dpdat does),
-# BENCH_GOAL_ROUNDS (runs a goal's figure is the median of: 3, --quick 2;
-# 0 runs none: the goals get only what the sweep measured).
+# BENCH_GOAL_ROUNDS (rounds a goal's figure is the median of: 3, --quick 2;
+# 0 runs none), BENCH_GOAL_LAT_ITERS (the goals' latency runs: 100000,
+# --quick 20000), BENCH_GOAL_BW_SECS (their bandwidth runs: 3, --quick 1).
 set -euo pipefail
 here=$PWD
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 . devtools/lib-bench.sh
 
-usage() { sed -n '/^# Usage:/,/^# 0 runs none:/s/^# \{0,1\}//p' "$self"; }
+usage() { sed -n '/^# Usage:/,/^# --quick 20000), BENCH_GOAL_BW_SECS/s/^# \{0,1\}//p' "$self"; }
 for a in "$@"; do	# the loss table is its own script
 	[ "$a" != --loss ] || exec devtools/bench-loss.sh "$@"
 done
@@ -156,36 +160,31 @@ nfr=$(for s in $bw_sizes; do frame_for "$s"; done | sort -u | wc -l)
 nb=$(wc -w <<<"$bw_sizes") nl=$(wc -w <<<"$lat_sizes")
 # (write_bw and write_lat also run over the raw port: the 1 + below)
 total=$((nfr + nb * (3 * (1 + udp) + 1) + nl * (3 * (1 + udp) + 2)))
-# Issue 14's goals: dpdat against a baseline on the same link. Each set's
-# runs go in turn (A, B, C, A, B, C ...) for goal_rounds rounds and each
-# figure is the median of its runs; a run the sweep makes anyway (QPS 1 at
-# one of its sizes: its dpdat and raw port runs of a size go one after the
-# other) is the first round's, so only the missing ones run here.
-# TRANSPORT:TEST:BYTES:QPS.
-if [ "$quick" = 1 ]; then goal_rounds=${BENCH_GOAL_ROUNDS:-2}
-else goal_rounds=${BENCH_GOAL_ROUNDS:-3}; fi
-goal_sets=("dpdat:write_lat:8:1 raw:write_lat:8:1 dpdat:read_lat:8:1"
-	"dpdat:write_bw:65536:1 raw:write_bw:65536:1 dpdat:write_bw:65536:1024"
-	"dpdat:write_bw:1048576:1 dpdat:read_bw:1048576:1"
-	"dpdat:write_bw:8:1 raw:write_bw:8:1")
-goal_have() {	# TRANSPORT:TEST:BYTES:QPS: 1 if the sweep runs it, else 0
-	local g l
-	IFS=: read -ra g <<<"$1"
-	case ${g[1]} in *_bw) l=$bw_sizes ;; *) l=$lat_sizes ;; esac
-	[ "${g[3]}" = 1 ] || { echo 0; return; }
-	case " $l " in *" ${g[2]} "*) echo 1 ;; *) echo 0 ;; esac
-}
-if [ "$goal_rounds" -gt 0 ]; then
-	for set in "${goal_sets[@]}"; do
-		for e in $set; do
-			h=$(goal_have "$e")
-			[ "$h" -ge "$goal_rounds" ] || total=$((total + goal_rounds - h))
-		done
-	done
-	# the raw link's rate for the 8-byte WRITE's frame, unless the sweep
-	# has it
-	case " $bw_sizes " in *" 8 "*) ;; *) total=$((total + 1)) ;; esac
+# The latency goals: dpdat against a baseline on the same link, from runs
+# of their own (longer than the sweep's). Each set's runs go in turn (A, B,
+# C, A, B, C ...) for goal_rounds rounds, so a row's dpdat and baseline
+# runs alternate, and each figure is the median of its rounds.
+# TRANSPORT:TEST:BYTES:QPS; bare and raw: dpdat-perf --transport=bare|raw.
+if [ "$quick" = 1 ]; then
+	goal_rounds=${BENCH_GOAL_ROUNDS:-2}
+	goal_lat_iters=${BENCH_GOAL_LAT_ITERS:-20000}
+	goal_bw_secs=${BENCH_GOAL_BW_SECS:-1}
+else
+	goal_rounds=${BENCH_GOAL_ROUNDS:-3}
+	goal_lat_iters=${BENCH_GOAL_LAT_ITERS:-100000}
+	goal_bw_secs=${BENCH_GOAL_BW_SECS:-3}
 fi
+goal_lat="dpdat:write_lat:8:1 bare:write_lat:8:1 raw:write_lat:8:1"
+# between two hosts, also the kernel's UDP over the same veth
+[ "$link" = memif ] || [ $udp = 0 ] || goal_lat+=" udp:write_lat:8:1"
+goal_64k="dpdat:write_bw:65536:1 raw:write_bw:65536:1"
+[ "$link" != memif ] || goal_64k+=" dpdat:write_bw:65536:1024"
+goal_sets=("$goal_lat dpdat:read_lat:8:1"
+	"dpdat:write_bw:8:1 raw:write_bw:8:1"
+	"$goal_64k")
+for set in "${goal_sets[@]}"; do
+	total=$((total + goal_rounds * $(wc -w <<<"$set")))
+done
 step=0
 
 die() { echo "bench: FAILED: $*" >&2; exit 1; }
@@ -234,11 +233,11 @@ perf_once() {
 	else
 		opts+=("${devopt[@]}")
 		opts+=(-m "$pmtu")	# both ends: the server sizes its port
-		[ "$tr" = raw ] && opts+=(--transport=raw)
+		case $tr in raw | bare) opts+=(--transport="$tr") ;; esac
 	fi
 	case $t in
 	*_bw) args=(-s "$s" -D "$bw_secs"); tmo=$((bw_secs + 20)) ;;
-	*) args=(-s "$s" -n "$lat_iters"); tmo=30 ;;
+	*) args=(-s "$s" -n "$lat_iters"); tmo=$((30 + lat_iters / 5000)) ;;
 	esac
 	rm -f "$name.json"
 	"${A[@]}" timeout $((tmo + 5)) "$perf" "$t" "${opts[@]}" </dev/null \
@@ -421,14 +420,17 @@ for s in $lat_sizes; do
 	printf 'sockperf\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$m" "$p50" "$avg" "$p99" "$others" >>"$res"
 done
 
-# issue 14's goals (see goal_sets): the runs the sweep did not make
+# the latency goals (see goal_sets): their own runs, longer than the sweep's
 goal_n=0
 goal_run() {	# TRANSPORT TEST BYTES QPS: measured; a "goal" line in results.tsv
 	local gtr=$1 t=$2 s=$3 q=$4 name what unit
+	# perf_once's run lengths, for these runs
+	local bw_secs=$goal_bw_secs lat_iters=$goal_lat_iters
 	goal_n=$((goal_n + 1))
 	name=$logs/goal-$goal_n-$gtr-$t-$s-q$q
 	what=$(printf '%-9s %7s B %-10s' "$t" "$s" "$(case $gtr in
-		raw) echo "raw port" ;; *) echo dpdat ;; esac)$([ "$q" = 1 ] || echo " -q $q")")
+		udp) echo "kernel udp" ;; raw) echo "raw port" ;;
+		bare) echo "bare link" ;; *) echo dpdat ;; esac)$([ "$q" = 1 ] || echo " -q $q")")
 	case $t in *_bw) unit="MiB/s" ;; *) unit="us" ;; esac
 	measure "goals: $(tr -s ' ' <<<"$what")" "$name.log $name.server.log" \
 		perf_once "$gtr" "$t" "$s" "$name" "$q"
@@ -437,14 +439,9 @@ goal_run() {	# TRANSPORT TEST BYTES QPS: measured; a "goal" line in results.tsv
 		"$others" >>"$res"
 }
 if [ "$goal_rounds" -gt 0 ]; then
-	f=$(frame_for 8)
-	link_pps "$f"
-	printf 'goallink\t8\t%s\t%s\t%s\t%s\n' "$f" "${pps_of[$f]}" "${pps_med[$f]}" \
-		"${oth_of[$f]}" >>"$res"
 	for set in "${goal_sets[@]}"; do
 		for ((r = 1; r <= goal_rounds; r++)); do
 			for e in $set; do
-				[ "$(goal_have "$e")" -lt $r ] || continue
 				IFS=: read -r gtr t s q <<<"$e"
 				goal_run "$gtr" "$t" "$s" "$q"
 			done
@@ -493,6 +490,7 @@ term=png
 gnuplot -e 'set terminal' 2>&1 | grep -w pngcairo >/dev/null && term=pngcairo
 "$py" "${self%/*}/bench_report.py" "$res" "$json" "$out" "$quick" "$elapsed" \
 	"$bw_secs" "$lat_iters" "$tp_secs" "$sp_secs" "$sp_opts" "$pmtu" "$udp" "$term" \
-	"$busy" "$others_run" "$tries" "$max_others" "$link"
+	"$busy" "$others_run" "$tries" "$max_others" "$link" "$goal_rounds" \
+	"$goal_lat_iters" "$goal_bw_secs"
 gnuplot "$out/bench.gp" 2>"$logs/gnuplot.log" || { tail_log "$logs/gnuplot.log"; die gnuplot; }
 echo "bench: $json, $out/bw.png, $out/lat.png ($((SECONDS - t_start)) s)"

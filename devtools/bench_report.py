@@ -6,7 +6,7 @@
 
     bench_report.py RESULTS JSON DIR QUICK ELAPSED BW_SECS LAT_ITERS TP_SECS
                     SP_SECS SP_OPTS PMTU HAVE_UDP TERM BUSY OTHERS TRIES
-                    MAX_OTHERS LINK
+                    MAX_OTHERS LINK GOAL_ROUNDS GOAL_LAT_ITERS GOAL_BW_SECS
 
 RESULTS is bench.sh's results.tsv, one measurement a line, tab-separated:
   perf      TRANSPORT TEST BYTES JSON OTHERS_PCT   (a dpdat-perf client's
@@ -14,32 +14,31 @@ RESULTS is bench.sh's results.tsv, one measurement a line, tab-separated:
   raw       BYTES FRAME PAYLOAD PPS_BEST PPS_MEDIAN OTHERS_PCT  (testpmd)
   sockperf  BYTES MSG P50_US AVG_US P99_US OTHERS_PCT
   iperf3    MIB_S OTHERS_PCT
-  goal      TRANSPORT TEST BYTES QPS JSON OTHERS_PCT  (a run for issue 14's
-                                                    goals only)
-  goallink  BYTES FRAME PPS_BEST PPS_MEDIAN OTHERS_PCT  (testpmd, the frame
-                                                    of a BYTES-byte WRITE)
+  goal      TRANSPORT TEST BYTES QPS JSON OTHERS_PCT  (a run for the goals
+                                                    only, one a round)
 The other arguments describe the run, as bench.sh has them (QUICK and
 HAVE_UDP are 0 or 1, TERM gnuplot's terminal, BUSY and OTHERS the CPU
-shares others took before and during the run). Its own script so that it
+shares others took before and during the run, GOAL_* the goal runs'
+rounds, latency iterations and bandwidth seconds). A --quick run's goals
+are not judged. Its own script so that it
 can be tested on canned runs (test/tools/bench_report_check.py); it only
 reads and writes files, gnuplot runs in bench.sh.
 """
 import json, os, platform, statistics, subprocess, sys, time
 
-if len(sys.argv) != 19:
+if len(sys.argv) != 22:
     print("usage: " + __doc__.split("\n\n")[1].strip(), file=sys.stderr)
     sys.exit(2)
 
 (res, jpath, out, quick, elapsed, bw_secs, lat_iters, tp_secs, sp_secs,
  sp_opts, pmtu, have_udp, term, busy, others, tries, max_others,
- link) = sys.argv[1:]
+ link, goal_rounds, goal_lat_iters, goal_bw_secs) = sys.argv[1:]
 max_others = int(max_others)
 perf = {}		# (transport, test, bytes) -> the dpdat-perf result
 raw = {}		# bytes -> {frame, payload, pps, mib_s}
 sp = {}			# bytes -> sockperf figures
 iperf = None		# the kernel's TCP between two hosts
-samples = {}		# (transport, test, bytes, qps) -> results, for the goals
-goallink = None		# testpmd's rate for the 8-byte WRITE's frame
+samples = {}		# (transport, test, bytes, qps) -> the goal runs' results
 for line in open(res):
     f = line.rstrip("\n").split("\t")
     if f[0] == "perf":
@@ -48,17 +47,11 @@ for line in open(res):
         r["transport"] = d.get("transport", f[1])
         r["others_pct"] = int(f[5])
         perf[(f[1], f[2], int(f[3]))] = r
-        samples.setdefault((f[1], f[2], int(f[3]), d.get("qps", 1)),
-                           []).append(r)
     elif f[0] == "goal":
         d = json.load(open(f[5]))
         r = d["results"][0]
         r["others_pct"] = int(f[6])
         samples.setdefault((f[1], f[2], int(f[3]), int(f[4])), []).append(r)
-    elif f[0] == "goallink":
-        goallink = {"bytes": int(f[1]), "frame_bytes": int(f[2]),
-                    "pps": float(f[3]), "pps_median": float(f[4]),
-                    "others_pct": int(f[5])}
     elif f[0] == "raw":
         pps = float(f[4])
         raw[int(f[1])] = {"frame_bytes": int(f[2]), "payload_bytes": int(f[3]),
@@ -168,117 +161,172 @@ if busy_cells:
     print(f"~ other processes took more than {max_others}% of the CPUs while "
           f"it was measured ({tries} tries at most): low, or noisy")
 
-# Issue 14's goals: dpdat / a baseline on the same link, each figure the
-# median of its runs (bench.sh takes a goal's runs in turn, A, B, A, B ...).
-# what: "rtt" a round trip in us (write_lat reports half of one, read_lat
-# all of it), "bw" MiB/s, "rate" messages/s in millions.
-def rtt(r, t):
-    return r["t_typical_us"] * (1 if t == "read_lat" else 2)
+# The goals: dpdat / a baseline on the same link, from runs of their own
+# (bench.sh takes a row's runs in turn, A, B, A, B ...), each figure the
+# median of its rounds. what: "rtt" a round trip in us (write_lat reports
+# half of one, read_lat all of it), "p99" write_lat's p99 as a round trip,
+# "bw" MiB/s, "rate" messages/s in millions.
+NOISY_PCT = 20		# a figure whose rounds spread more: the row is noisy
+
 
 def extract(what, t, r):
-    return (rtt(r, t) if what == "rtt" else r["bw_avg_mib"] if what == "bw"
-            else r["msg_rate_mpps"])
+    if what == "rtt":
+        return r["t_typical_us"] * (1 if t == "read_lat" else 2)
+    if what == "p99":
+        return r["p99_us"] * (1 if t == "read_lat" else 2)
+    return r["bw_avg_mib"] if what == "bw" else r["msg_rate_mpps"]
 
+
+W8 = ("dpdat", "write_lat", 8, 1)
 GOALS = [
-    {"metric": "8 B WRITE round trip / raw port's", "unit": "us",
+    {"metric": "8 B WRITE round trip / bare link", "unit": "us",
+     "what": "rtt", "op": "<=", "goal": 1.3, "dpdat": W8,
+     "base": ("bare", "write_lat", 8, 1), "info": ("raw", "write_lat", 8, 1),
+     "baseline_is": "dpdat-perf --transport=bare write_lat -s 8 "
+                    "(the 8-byte WRITE's frame ping-ponged on the device's "
+                    "own bursts, no dpdat port layer); raw port "
+                    "(--transport=raw, dpdat's port layer) beside it, "
+                    "informational"},
+    {"metric": "8 B WRITE round trip / kernel UDP", "unit": "us",
+     "what": "rtt", "op": "<", "goal": 1.0, "links": ("af_xdp", "af_packet"),
+     "dpdat": W8, "base": ("udp", "write_lat", 8, 1),
+     "baseline_is": "dpdat-perf --transport=udp write_lat -s 8 "
+                    "over the same veth"},
+    {"metric": "8 B READ round trip / 8 B WRITE round trip", "unit": "us",
      "what": "rtt", "op": "<=", "goal": 1.3,
-     "dpdat": ("dpdat", "write_lat", 8, 1), "base": ("raw", "write_lat", 8, 1),
-     "baseline_is": "raw port: dpdat-perf --transport=raw write_lat -s 8 "
-                    "(the 8-byte WRITE's frame echoed over dpdat's port)"},
-    {"metric": "8 B READ round trip / 8 B WRITE's", "unit": "us",
-     "what": "rtt", "op": "<=", "goal": 1.5,
-     "dpdat": ("dpdat", "read_lat", 8, 1), "base": ("dpdat", "write_lat", 8, 1),
-     "baseline_is": "dpdat: write_lat -s 8's round trip (twice its figure)"},
+     "dpdat": ("dpdat", "read_lat", 8, 1), "base": W8,
+     "baseline_is": "write_lat -s 8's round trip (twice its figure, which "
+                    "is half a round trip)"},
+    {"metric": "8 B WRITE message rate, one QP / raw port's", "unit": "M/s",
+     "what": "rate", "op": ">=", "goal": 0.5, "goal_abs": {"memif": 8.0},
+     "dpdat": ("dpdat", "write_bw", 8, 1), "base": ("raw", "write_bw", 8, 1),
+     "baseline_is": "dpdat-perf --transport=raw write_bw -s 8's "
+                    "message rate (one frame a message, one QP)"},
     {"metric": "64 KiB WRITE bw / raw port's", "unit": "MiB/s",
-     "what": "bw", "op": ">=", "goal": 0.9,
+     "what": "bw", "op": ">=", "goal": 0.95,
      "dpdat": ("dpdat", "write_bw", 65536, 1),
      "base": ("raw", "write_bw", 65536, 1),
-     "baseline_is": "raw port: dpdat-perf --transport=raw write_bw -s 65536"},
-    {"metric": "1 MiB READ bw / 1 MiB WRITE bw", "unit": "MiB/s",
-     "what": "bw", "op": ">=", "goal": 0.85,
-     "dpdat": ("dpdat", "read_bw", 2**20, 1),
-     "base": ("dpdat", "write_bw", 2**20, 1),
-     "baseline_is": "dpdat: write_bw -s 1048576"},
-    {"metric": "8 B WRITE msg rate / raw port's", "unit": "M/s",
-     "what": "rate", "op": ">=", "goal": 0.5, "goal_abs": 10.0,
-     "dpdat": ("dpdat", "write_bw", 8, 1), "base": ("raw", "write_bw", 8, 1),
-     "baseline_is": "raw port: dpdat-perf --transport=raw write_bw -s 8's "
-                    "message rate (one 82-byte frame a message, one QP, one "
-                    "core each side); testpmd's rate for that frame is in "
-                    "raw_link_mpps"},
+     "baseline_is": "dpdat-perf --transport=raw write_bw -s 65536"},
     {"metric": "64 KiB WRITE bw, 1024 QPs / 1 QP", "unit": "MiB/s",
-     "what": "bw", "op": ">=", "goal": 0.85,
+     "what": "bw", "op": ">=", "goal": 0.9, "links": ("memif",),
      "dpdat": ("dpdat", "write_bw", 65536, 1024),
      "base": ("dpdat", "write_bw", 65536, 1),
-     "baseline_is": "dpdat: write_bw -s 65536 -q 1"},
+     "baseline_is": "write_bw -s 65536 -q 1"},
+    {"metric": "p99 / median of the 8 B WRITE round trip", "unit": "us",
+     "what": "p99", "base_what": "rtt", "op": "<=", "goal": 2.0,
+     "dpdat": W8, "base": W8,
+     "baseline_is": "the median (t_typical) of the same write_lat -s 8 "
+                    "runs, dpdat's figure their p99"},
 ]
+
 
 def median(v):
     return statistics.median(v) if v else None
 
+
+def spread(v):	# (max - min) / median of its rounds, in %; None below 2
+    m = median(v)
+    return 100 * (max(v) - min(v)) / m if len(v) >= 2 and m else None
+
+
+def runs_of(what, key):
+    rs = samples.get(key, [])
+    return [extract(what, key[1], r) for r in rs], \
+        max([0] + [r["others_pct"] for r in rs])
+
+
+judged = quick != "1"
 goals = []
 for g in GOALS:
-    runs, oth = {}, 0
-    for side in ("dpdat", "base"):
-        tr, t, b, q = g[side]
-        runs[side] = [extract(g["what"], t, r) for r in samples.get(g[side], [])]
-        oth = max([oth] + [r["others_pct"] for r in samples.get(g[side], [])])
-    d, bl = median(runs["dpdat"]), median(runs["base"])
+    if link not in g.get("links", (link,)):
+        continue
+    dr, do = runs_of(g["what"], g["dpdat"])
+    br, bo = runs_of(g.get("base_what", g["what"]), g["base"])
+    d, bl = median(dr), median(br)
     ratio = d / bl if d is not None and bl else None
+    ds, bs = spread(dr), spread(br)
+    goal_abs = g.get("goal_abs", {}).get(link)
     met = None
-    if ratio is not None:
-        met = ratio <= g["goal"] if g["op"] == "<=" else ratio >= g["goal"]
-        if "goal_abs" in g:
-            met = met or d >= g["goal_abs"]
+    if not judged or ratio is None or ds is None or bs is None:
+        verdict = "not judged"
+    elif ds > NOISY_PCT or bs > NOISY_PCT:
+        verdict = "noisy"
+    else:
+        met = {"<=": ratio <= g["goal"], "<": ratio < g["goal"],
+               ">=": ratio >= g["goal"]}[g["op"]]
+        if goal_abs is not None:	# both must hold
+            met = met and d >= goal_abs
+        verdict = "met" if met else "missed"
     e = {"metric": g["metric"], "unit": g["unit"], "dpdat": d,
          "baseline": bl, "ratio": ratio, "goal_op": g["op"],
-         "goal": g["goal"], "met": met, "baseline_is": g["baseline_is"],
+         "goal": g["goal"], "verdict": verdict, "met": met,
+         "baseline_is": g["baseline_is"],
          "dpdat_run": "%s %s -s %d -q %d" % g["dpdat"],
          "baseline_run": "%s %s -s %d -q %d" % g["base"],
-         "dpdat_runs": runs["dpdat"], "baseline_runs": runs["base"],
-         "others_pct_max": oth}
-    if "goal_abs" in g:
-        e["goal_abs"] = g["goal_abs"]
-        e["raw_link_mpps"] = goallink["pps"] / 1e6 if goallink else None
-        e["ratio_raw_link"] = (d / e["raw_link_mpps"]
-                               if d is not None and e["raw_link_mpps"] else None)
+         "dpdat_runs": dr, "baseline_runs": br,
+         "dpdat_spread_pct": ds, "baseline_spread_pct": bs,
+         "others_pct_max": max(do, bo)}
+    if goal_abs is not None:
+        e["goal_abs"] = goal_abs
+    if "info" in g:	# the raw port beside the bare link: not judged
+        ir, io = runs_of(g["what"], g["info"])
+        e["raw_port"] = median(ir)
+        e["raw_port_runs"] = ir
+        e["raw_port_spread_pct"] = spread(ir)
+        e["ratio_raw_port"] = d / e["raw_port"] if d is not None and ir \
+            else None
     goals.append(e)
+
 
 def goal_text(e):
     t = f"{e['goal_op']} {e['goal']:g}"
     if "goal_abs" in e:
-        t = f">= {e['goal_abs']:g} M/s or {t}"
+        t += f" and >= {e['goal_abs']:g} {e['unit']}"
     return t
 
-glines = [["goal (dpdat / baseline)", "dpdat", "baseline", "ratio", "goal",
-           "met", "runs"]]
+
+def pct(v):
+    return "-" if v is None else f"{v:.0f}%"
+
+
+glines = [["goal (dpdat / baseline)", "dpdat", "spread", "baseline", "spread",
+           "ratio", "goal", "verdict", "rounds"]]
 for e in goals:
     glines.append([e["metric"],
-                   f"{num(e['dpdat'])} {e['unit']}",
+                   f"{num(e['dpdat'])} {e['unit']}", pct(e["dpdat_spread_pct"]),
                    f"{num(e['baseline'])} {e['unit']}",
+                   pct(e["baseline_spread_pct"]),
                    "-" if e["ratio"] is None else f"{e['ratio']:.3f}",
-                   goal_text(e),
-                   {True: "met", False: "missed", None: "-"}[e["met"]],
+                   goal_text(e), e["verdict"],
                    f"{len(e['dpdat_runs'])}+{len(e['baseline_runs'])}" +
                    ("~" if e["others_pct_max"] > max_others else "")])
 gw = [max(len(l[i]) for l in glines) for i in range(len(glines[0]))]
 print()
-print("issue 14's goals, one run (figures: medians of the runs, taken in "
-      "turn; runs: dpdat's + the baseline's):")
+if judged:
+    print(f"the goals ({goal_rounds} rounds; a row's dpdat and baseline runs "
+          "taken in turn; figures: medians of the rounds):")
+else:
+    print(f"the goals: a --quick run cannot judge them (smoke only: "
+          f"{goal_rounds} rounds of short runs): every row not judged")
 for i, l in enumerate(glines):
-    print("  ".join(c.ljust(gw[j]) if j in (0, 4, 5) else c.rjust(gw[j])
+    print("  ".join(c.ljust(gw[j]) if j in (0, 6, 7) else c.rjust(gw[j])
                     for j, c in enumerate(l)).rstrip())
     if i == 0:
         print("  ".join("-" * x for x in gw))
-print("round trips: write_lat's figure doubled, read_lat's as it is; "
-      "baselines:")
+    elif "raw_port" in goals[i - 1]:
+        e = goals[i - 1]
+        print(f"    raw port (dpdat's port layer): {num(e['raw_port'])} us, "
+              f"spread {pct(e['raw_port_spread_pct'])}; dpdat / raw port "
+              f"{'-' if e['ratio_raw_port'] is None else '%.3f' % e['ratio_raw_port']}"
+              " (informational)")
+print(f"runs: {goal_lat_iters} iterations (latency), {goal_bw_secs} s "
+      "(bandwidth); round trips: write_lat's figure doubled, read_lat's as "
+      "it is; spread: (max - min) / median of a figure's rounds; noisy: "
+      f"dpdat's or the baseline's spread above {NOISY_PCT}%, neither met "
+      "nor missed; not judged: --quick, or fewer than 2 rounds; rounds: "
+      "dpdat's + the baseline's; baselines:")
 for e in goals:
     print(f"  {e['metric']}: {e['baseline_is']}")
-if goallink:
-    e = goals[4]
-    print(f"  and testpmd txonly -> rxonly of that {goallink['frame_bytes']} B "
-          f"frame: {num(e['raw_link_mpps'])} M frames/s (best second), "
-          f"dpdat's 8 B WRITE rate {num(e['ratio_raw_link'])} of it")
 if any(e["others_pct_max"] > max_others for e in goals):
     print(f"~ other processes took more than {max_others}% of the CPUs while "
           "one of its runs was measured: low, or noisy")
@@ -303,6 +351,10 @@ doc = {
                "bw_seconds": int(bw_secs), "lat_iterations": int(lat_iters),
                "testpmd_seconds": int(tp_secs),
                "sockperf_seconds": int(sp_secs), "sockperf_options": sp_opts,
+               "goal_rounds": int(goal_rounds),
+               "goal_lat_iterations": int(goal_lat_iters),
+               "goal_bw_seconds": int(goal_bw_secs),
+               "goals_judged": judged, "goal_noisy_pct": NOISY_PCT,
                "elapsed_seconds": int(elapsed)},
     "units": {"bw": "MiB/s, average", "lat": "us, median",
               "raw_link": "MiB/s: payload bytes x testpmd frames/s (best second)",

@@ -58,34 +58,52 @@ for p in ("bw.png", "lat.png"):
 for p in ("bw.dat", "lat.dat", "bench.gp"):
     if len(open(f"{out}/{p}").read().splitlines()) < 2:
         bad.append(f"{p} is empty")
-# the goals: six rows printed, ratios computed from this run's figures
+# the goals: six rows printed, none judged, ratios computed from this
+# run's figures
 goals = d.get("goals")
 if not isinstance(goals, list) or len(goals) != 6:
     bad.append(f"bench.json goals: {goals!r:.200}")
     goals = []
+if not re.search(r"^the goals: a --quick run cannot judge them", stdout,
+                 re.M):
+    bad.append("goals heading: no 'a --quick run cannot judge them'")
+if d["config"].get("goals_judged") is not False:
+    bad.append(f"config goals_judged {d['config'].get('goals_judged')!r}")
 printed = {}
 for l in stdout.splitlines():
     f = re.split(r"\s{2,}", l.strip())
-    if len(f) == 7 and f[6].count("+") == 1:
+    if len(f) == 9 and f[8].rstrip("~").count("+") == 1:
         printed[f[0]] = f
+def pct(v):
+    return "-" if v is None else f"{v:.0f}%"
 for g in goals:
     m = g["metric"]
     dv, b, r = g["dpdat"], g["baseline"], g["ratio"]
+    if g.get("verdict") != "not judged" or g.get("met") is not None:
+        bad.append(f"goal {m}: verdict {g.get('verdict')!r}, met "
+                   f"{g.get('met')!r} in a --quick run")
     if not (isinstance(dv, float) and isinstance(b, float) and dv > 0 and b > 0):
         bad.append(f"goal {m}: figures {dv!r}, {b!r}")
         continue
-    if not g["dpdat_runs"] or not g["baseline_runs"] or \
-       dv != statistics.median(g["dpdat_runs"]) or \
-       b != statistics.median(g["baseline_runs"]):
-        bad.append(f"goal {m}: not the medians of its runs: {g}")
+    dr, br = g["dpdat_runs"], g["baseline_runs"]
+    if len(dr) != 2 or len(br) != 2 or dv != statistics.median(dr) or \
+       b != statistics.median(br):
+        bad.append(f"goal {m}: not the medians of 2 rounds: {g}")
+        continue
+    for side, runs in (("dpdat", dr), ("baseline", br)):
+        sp = g[side + "_spread_pct"]
+        want = 100 * (max(runs) - min(runs)) / statistics.median(runs)
+        if sp is None or abs(sp - want) > 1e-6:
+            bad.append(f"goal {m}: {side} spread {sp!r}, not {want}")
     if r is None or abs(r - dv / b) > 1e-9 * r:
         bad.append(f"goal {m}: ratio {r!r}, not {dv} / {b}")
     f = printed.get(m)
     if f is None:
         bad.append(f"goal {m}: not in the printed table")
-    elif f[3] != f"{dv / b:.3f}" or f[5] not in ("met", "missed") or \
-            f[6].rstrip("~") != \
-            f"{len(g['dpdat_runs'])}+{len(g['baseline_runs'])}":
+    elif f[5] != f"{dv / b:.3f}" or f[7] != "not judged" or \
+            f[2] != pct(g["dpdat_spread_pct"]) or \
+            f[4] != pct(g["baseline_spread_pct"]) or \
+            f[8].rstrip("~") != f"{len(dr)}+{len(br)}":
         bad.append(f"goal {m}: printed {f}")
 if len(printed) != 6:
     bad.append(f"{len(printed)} goal rows printed, not 6")

@@ -5,7 +5,10 @@
 results.tsv and the dpdat-perf JSON files it names, figures chosen so that
 every ratio is known): the table's columns and cells, the marks for a busy
 CPU (~) and a sockperf size it could not run (*), the JSON's figures and
-ratios, the plots' data. bench.sh's figures are only as good as this.
+ratios, the plots' data, and the goals: their medians, ratios, spreads
+and verdicts (met, missed, noisy above 20 % spread, not judged in a
+--quick run or with one round), on memif and between two hosts. bench.sh's
+figures are only as good as this.
 
     bench_report_check.py BENCH_REPORT_PY FIXTURE_DIR
 """
@@ -57,21 +60,42 @@ CELLS = {
                           "0.30"],
 }
 
-# issue 14's goals: metric -> dpdat, baseline (medians of the sweep's run,
-# if any, and the goal runs), ratio, met, runs (dpdat's + baseline's)
+# the goals on memif, judged (a full run): metric -> dpdat, baseline (the
+# medians of 3 rounds), ratio, verdict, rounds (dpdat's + baseline's)
 GOALS = {
-    # round trips: write_lat's half ones doubled (1.7 1.9 5.0 / 1.5 1.4 1.6)
-    "8 B WRITE round trip / raw port's": (3.8, 3.0, 3.8 / 3.0, True, "3+3"),
-    # read_lat's is a whole one already (5.0 6.0 5.5)
-    "8 B READ round trip / 8 B WRITE's": (5.5, 3.8, 5.5 / 3.8, True, "3+3"),
-    # the sweep's 3000 and 2400 count as one run each
-    "64 KiB WRITE bw / raw port's": (2900, 2400, 2900 / 2400, True, "3+3"),
-    # two runs a side: the mean of the two
-    "1 MiB READ bw / 1 MiB WRITE bw": (2050, 2550, 2050 / 2550, False, "2+2"),
-    "8 B WRITE msg rate / raw port's": (2.2, 5.0, 0.44, False, "3+3"),
+    # round trips: write_lat's half ones doubled (1.0 1.1 1.05 / bare 0.8
+    # 0.85 0.9): spreads 10 % and 12 %
+    "8 B WRITE round trip / bare link": (2.1, 1.7, 2.1 / 1.7, "met", "3+3"),
+    # read_lat's is a whole one already (3.0 3.1 2.9), the baseline twice
+    # write_lat's figure
+    "8 B READ round trip / 8 B WRITE round trip":
+        (3.0, 2.1, 3.0 / 2.1, "missed", "3+3"),
+    # 0.51 of the raw port's, but under 8 M/s: on memif both must hold
+    "8 B WRITE message rate, one QP / raw port's":
+        (4.1, 8.0, 4.1 / 8.0, "missed", "3+3"),
+    "64 KiB WRITE bw / raw port's": (3000, 3150, 3000 / 3150, "met", "3+3"),
     # one of its runs while others took 35% of the CPUs: "~"
-    "64 KiB WRITE bw, 1024 QPs / 1 QP": (2500, 2900, 2500 / 2900, True, "3+3~"),
+    "64 KiB WRITE bw, 1024 QPs / 1 QP":
+        (2800, 3000, 2800 / 3000, "met", "3+3~"),
+    # p99s 1.8 2.0 4.0 (doubled): spread 110 %, so noisy though 1.9 <= 2
+    "p99 / median of the 8 B WRITE round trip":
+        (4.0, 2.1, 4.0 / 2.1, "noisy", "3+3"),
 }
+# between two hosts (af_xdp): no 1024 QP row, a kernel UDP row, and the
+# message rate needs only the ratio
+GOALS_AF_XDP = dict(GOALS)
+del GOALS_AF_XDP["64 KiB WRITE bw, 1024 QPs / 1 QP"]
+GOALS_AF_XDP["8 B WRITE round trip / kernel UDP"] = \
+    (2.1, 11.0, 2.1 / 11.0, "met", "3+3")
+GOALS_AF_XDP["8 B WRITE message rate, one QP / raw port's"] = \
+    (4.1, 8.0, 4.1 / 8.0, "met", "3+3")
+GOAL_ORDER = ["8 B WRITE round trip / bare link",
+              "8 B WRITE round trip / kernel UDP",
+              "8 B READ round trip / 8 B WRITE round trip",
+              "8 B WRITE message rate, one QP / raw port's",
+              "64 KiB WRITE bw / raw port's",
+              "64 KiB WRITE bw, 1024 QPs / 1 QP",
+              "p99 / median of the 8 B WRITE round trip"]
 
 bad = []
 
@@ -87,15 +111,17 @@ def same(a, b):
     return math.isclose(a, b, rel_tol=1e-9)
 
 
-def run(script, fix, out, nargs=18):
-    with open(os.path.join(fix, "results.tsv.in")) as f:
-        tsv = f.read().replace("@DIR@", os.path.abspath(fix))
+def run(script, fix, out, nargs=21, quick="1", link="memif", tsv=None):
+    if tsv is None:
+        with open(os.path.join(fix, "results.tsv.in")) as f:
+            tsv = f.read()
+    tsv = tsv.replace("@DIR@", os.path.abspath(fix))
     res = os.path.join(out, "results.tsv")
     with open(res, "w") as f:
         f.write(tsv)
-    args = [res, os.path.join(out, "bench.json"), out, "1", "42", "1",
+    args = [res, os.path.join(out, "bench.json"), out, quick, "42", "1",
             "500", "2", "1", "--nonblocked", "1024", "1", "png", "3", "4",
-            "1", "20", "memif"][:nargs]
+            "1", "20", link, "3", "100000", "3"][:nargs]
     return subprocess.run([sys.executable, script] + args,
                           capture_output=True, text=True, timeout=60)
 
@@ -117,53 +143,126 @@ def check_table(stdout):
     check("~ other processes took more than 20%" in stdout, "no '~' note")
 
 
-def check_goals(stdout, out):
+def goal_rows(stdout):
     got = {}
     for l in stdout.splitlines():
         f = re.split(r"\s{2,}", l.strip())
-        if len(f) == 7 and f[0] in GOALS:
+        if len(f) == 9 and f[0] in GOAL_ORDER:
             got[f[0]] = f
-    check(len(got) == len(GOALS), f"{len(got)} goal rows, not {len(GOALS)}")
-    for m, (d, b, ratio, met, runs) in GOALS.items():
+    return got
+
+
+def check_goals(stdout, out, want, judged, where):
+    got = goal_rows(stdout)
+    check(list(got) == [m for m in GOAL_ORDER if m in want],
+          f"{where}: goal rows {list(got)}")
+    for m, (d, b, ratio, verdict, runs) in want.items():
         f = got.get(m)
         if f is None:
-            check(False, f"no goal row {m!r}")
+            check(False, f"{where}: no goal row {m!r}")
             continue
-        check(f[3] == f"{ratio:.3f}", f"goal {m!r}: ratio {f[3]}, not "
-              f"{ratio:.3f}")
-        check(f[5] == ("met" if met else "missed"), f"goal {m!r}: {f[5]}")
-        check(f[6] == runs, f"goal {m!r}: runs {f[6]}, not {runs}")
-        check(float(f[1].split()[0]) == d and float(f[2].split()[0]) == b,
-              f"goal {m!r}: figures {f[1]}, {f[2]}, not {d}, {b}")
+        v = verdict if judged else "not judged"
+        check(f[5] == f"{ratio:.3f}", f"{where}: goal {m!r}: ratio {f[5]}, "
+              f"not {ratio:.3f}")
+        check(f[7] == v, f"{where}: goal {m!r}: {f[7]}, not {v}")
+        check(f[8] == runs, f"{where}: goal {m!r}: rounds {f[8]}, not {runs}")
+        check(math.isclose(float(f[1].split()[0]), d) and
+              math.isclose(float(f[3].split()[0]), b),
+              f"{where}: goal {m!r}: figures {f[1]}, {f[3]}, not {d}, {b}")
+    if judged:
+        check("a --quick run cannot judge" not in stdout and
+              re.search(r"^the goals \(3 rounds", stdout, re.M),
+              f"{where}: goals heading")
+    else:
+        check(re.search(r"^the goals: a --quick run cannot judge them "
+                        r"\(smoke only", stdout, re.M),
+              f"{where}: goals heading of a --quick run")
     check("read_lat's as it is" in stdout and
-          "--transport=raw write_bw -s 8's message rate" in stdout,
-          "goals: no note on round trips or on the message rate's baseline")
-    check("~ other processes took more than 20% of the CPUs while one of its "
-          "runs" in stdout, "goals: no '~' note")
-    check("that 82 B frame: 8.00 M frames/s (best second), dpdat's 8 B WRITE "
-          "rate 0.28 of it" in stdout, "goals: no testpmd line")
+          "noisy: dpdat's or the baseline's spread above 20%" in stdout,
+          f"{where}: goals: no note on round trips or on noisy")
+    busy = "64 KiB WRITE bw, 1024 QPs / 1 QP" in want	# its "~"
+    check(("~ other processes took more than 20% of the CPUs while one of "
+           "its runs" in stdout) == busy, f"{where}: goals: '~' note")
+    # the raw port beside the bare link, informational
+    check(re.search(r"^    raw port \(dpdat's port layer\): 1\.90 us, spread "
+                    r"11%; dpdat / raw port 1\.105 \(informational\)$",
+                    stdout, re.M), f"{where}: no raw port line")
     d = json.load(open(os.path.join(out, "bench.json")))
     g = {e["metric"]: e for e in d.get("goals", [])}
-    check(list(g) == list(GOALS), f"JSON goals {list(g)}")
-    for m, (dv, b, ratio, met, runs) in GOALS.items():
+    check(list(g) == list(got), f"{where}: JSON goals {list(g)}")
+    for m, (dv, b, ratio, verdict, runs) in want.items():
         e = g.get(m, {})
+        v = verdict if judged else "not judged"
         check(same(e.get("dpdat"), dv) and same(e.get("baseline"), b) and
-              same(e.get("ratio"), ratio) and e.get("met") is met,
-              f"JSON goal {m!r}: {e}")
-    e = g.get("8 B WRITE msg rate / raw port's", {})
-    check(e.get("goal_abs") == 10.0 and same(e.get("raw_link_mpps"), 8.0) and
-          same(e.get("ratio_raw_link"), 0.275) and
-          e.get("dpdat_runs") == [2.0, 2.5, 2.2] and
-          e.get("baseline_run") == "raw write_bw -s 8 -q 1",
-          f"JSON goal 8 B WRITE msg rate: {e}")
-    e = g.get("64 KiB WRITE bw, 1024 QPs / 1 QP", {})
-    check(e.get("others_pct_max") == 35 and
-          g.get("1 MiB READ bw / 1 MiB WRITE bw", {}).get("others_pct_max")
-          == 0, "JSON goals' others_pct_max")
-    check(e.get("dpdat_runs") == [2500, 2600, 100] and
-          e.get("baseline_runs") == [3000, 2000, 2900],
-          f"JSON goal 1024 QPs: runs {e.get('dpdat_runs')}, "
+              same(e.get("ratio"), ratio) and e.get("verdict") == v and
+              e.get("met") is {"met": True, "missed": False}.get(v),
+              f"{where}: JSON goal {m!r}: {e}")
+    check(d["config"].get("goals_judged") is judged and
+          d["config"].get("goal_rounds") == 3 and
+          d["config"].get("goal_lat_iterations") == 100000 and
+          d["config"].get("goal_bw_seconds") == 3,
+          f"{where}: JSON config's goals")
+    e = g.get("8 B WRITE round trip / bare link", {})
+    check(e.get("baseline_run") == "bare write_lat -s 8 -q 1" and
+          same(e.get("raw_port"), 1.9) and
+          same(e.get("ratio_raw_port"), 2.1 / 1.9) and
+          e.get("dpdat_runs") == [2.0, 2.2, 2.1] and
+          same(e.get("dpdat_spread_pct"), 100 * 0.2 / 2.1) and
+          same(e.get("baseline_spread_pct"), 100 * 0.2 / 1.7),
+          f"{where}: JSON goal bare link: {e}")
+    e = g.get("8 B READ round trip / 8 B WRITE round trip", {})
+    check(e.get("baseline_runs") == [2.0, 2.2, 2.1] and
+          e.get("dpdat_runs") == [3.0, 3.1, 2.9],
+          f"{where}: JSON goal READ: runs {e.get('dpdat_runs')}, "
           f"{e.get('baseline_runs')}")
+    e = g.get("p99 / median of the 8 B WRITE round trip", {})
+    check(e.get("dpdat_runs") == [3.6, 4.0, 8.0] and
+          same(e.get("dpdat_spread_pct"), 110.0),
+          f"{where}: JSON goal p99: {e}")
+    e = g.get("8 B WRITE message rate, one QP / raw port's", {})
+    check(e.get("goal_abs") == (8.0 if "memif" in where else None),
+          f"{where}: JSON goal message rate: goal_abs {e.get('goal_abs')}")
+    e = g.get("64 KiB WRITE bw, 1024 QPs / 1 QP")
+    if e:
+        check(e.get("others_pct_max") == 35 and
+              g["64 KiB WRITE bw / raw port's"]["others_pct_max"] == 0,
+              f"{where}: JSON goals' others_pct_max")
+
+
+def check_noisy_base(script, fix, out):
+    """A baseline's spread above 20 % makes a row noisy too; a single round
+    has no spread: not judged."""
+    with open(os.path.join(fix, "results.tsv.in")) as f:
+        tsv = f.read()
+    # the bare link's third round 1.2 instead of 0.9: 1.6 1.7 2.4 doubled,
+    # spread 47 %, while the ratio (1.235) and dpdat's spread stay
+    far = os.path.join(out, "far-bare.json")
+    with open(os.path.join(fix, "goal-bare-write_lat-8-q1-3.json")) as f:
+        d = json.load(f)
+    d["results"][0]["t_typical_us"] = 1.2
+    with open(far, "w") as f:
+        json.dump(d, f)
+    r = run(script, fix, out, quick="0", tsv=tsv.replace(
+        "@DIR@/goal-bare-write_lat-8-q1-3.json", far))
+    check(r.returncode == 0, f"noisy baseline: exit {r.returncode}")
+    f = goal_rows(r.stdout).get("8 B WRITE round trip / bare link")
+    check(f is not None and f[5] == "1.235" and f[4] == "47%" and
+          f[7] == "noisy", f"noisy baseline: bare link row {f}")
+    f = goal_rows(r.stdout).get("64 KiB WRITE bw / raw port's")
+    check(f is not None and f[7] == "met", f"noisy baseline: 64 KiB row {f}")
+    # one round: each run's first line only
+    seen, one = set(), []
+    for l in tsv.splitlines(True):
+        k = tuple(l.split("\t")[:5])
+        if l.startswith("goal\t") and k in seen:
+            continue
+        seen.add(k)
+        one.append(l)
+    r = run(script, fix, out, quick="0", tsv="".join(one))
+    got = goal_rows(r.stdout)
+    check(r.returncode == 0 and len(got) == 6 and
+          all(f[7] == "not judged" and f[8] == "1+1" and f[2] == "-"
+              for f in got.values()), f"one round: {list(got.values())}")
 
 
 def check_json(out):
@@ -215,12 +314,21 @@ def main():
             check_table(r.stdout)
             check_json(out)
             check_plots(out)
-            check_goals(r.stdout, out)
-        r = run(script, fix, out, nargs=17)
+            # a --quick run: the same goals, none judged
+            check_goals(r.stdout, out, GOALS, False, "memif --quick")
+        for link, want in (("memif", GOALS), ("af_xdp", GOALS_AF_XDP)):
+            r = run(script, fix, out, quick="0", link=link)
+            check(r.returncode == 0, f"{link}: exit {r.returncode}: "
+                  f"{r.stderr[-500:]}")
+            if r.returncode == 0:
+                check_goals(r.stdout, out, want, True, link)
+        check_noisy_base(script, fix, out)
+        r = run(script, fix, out, nargs=20)
         check(r.returncode == 2 and r.stderr.startswith("usage:"),
-              f"17 arguments: exit {r.returncode}, {r.stderr[:80]!r}")
+              f"20 arguments: exit {r.returncode}, {r.stderr[:80]!r}")
     print("\n".join(bad) or f"bench_report: {len(CELLS)} rows, ratios, "
-          f"plots' data, {len(GOALS)} goals: ok")
+          f"plots' data, {len(GOALS)} goals (judged, --quick, af_xdp, "
+          "noisy, one round): ok")
     return 1 if bad else 0
 
 
