@@ -92,9 +92,9 @@ for g in goals:
         continue
     for side, runs in (("dpdat", dr), ("baseline", br)):
         sp = g[side + "_spread_pct"]
-        want = 100 * (max(runs) - min(runs)) / statistics.median(runs)
-        if sp is None or abs(sp - want) > 1e-6:
-            bad.append(f"goal {m}: {side} spread {sp!r}, not {want}")
+        exp = 100 * (max(runs) - min(runs)) / statistics.median(runs)
+        if sp is None or abs(sp - exp) > 1e-6:
+            bad.append(f"goal {m}: {side} spread {sp!r}, not {exp}")
     if r is None or abs(r - dv / b) > 1e-9 * r:
         bad.append(f"goal {m}: ratio {r!r}, not {dv} / {b}")
     f = printed.get(m)
