@@ -10,6 +10,7 @@
  * consumer thread that polls); the control path takes it too, briefly. */
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdlib.h>
 
@@ -22,6 +23,7 @@
 
 #include "cm_priv.h"
 #include "dev_priv.h"
+#include "mr_priv.h"
 #include "port_priv.h"
 #include "rc_priv.h"
 
@@ -74,14 +76,69 @@ dev_iter(struct dpdat_dev *dev)
 	return n;
 }
 
-int
-dev_run(struct dpdat_dev *dev)
+/*
+ * Inline progress: every polling thread reads registrations through a
+ * reader of its own, found in a small per-thread cache by the device's uid.
+ * Its own reader may go online before the engine lock is tried: the lock's
+ * exchange is then the store-load barrier QSBR needs, and a thread that
+ * loses the lock sets only its own reader offline again. With the device's
+ * one shared reader, only the winner may touch it, after the lock, and pays
+ * a fence of its own (dpdat_mr_reader_online()): one full barrier a poll
+ * instead of two.
+ */
+#define DEV_NO_READER	UINT_MAX
+
+struct dev_tls_reader {
+	uint64_t uid;		/* 0: free */
+	unsigned int id;	/* DEV_NO_READER: the device had none left */
+};
+
+static __thread struct dev_tls_reader tls_readers[4];
+static __thread unsigned int tls_next;
+static uint64_t dev_uids;
+
+/* A reader of dev's domain for the calling thread alone, registered on
+ * its first poll of dev; DEV_NO_READER when the device has none left. */
+static unsigned int
+dev_thread_reader_new(struct dpdat_dev *dev)
+{
+	unsigned int id = DEV_NO_READER, k;
+	struct dev_tls_reader *e;
+
+	pthread_mutex_lock(&dev->lock);
+	if (dev->n_treaders < DEV_THREAD_READERS &&
+	    dpdat_mr_reader_register(dev->dom, &id) == 0)
+		dev->treader[dev->n_treaders++] = id;
+	else
+		id = DEV_NO_READER;
+	pthread_mutex_unlock(&dev->lock);
+	k = tls_next++ % RTE_DIM(tls_readers);
+	e = &tls_readers[k];
+	/* an entry pushed out leaves its reader registered and offline,
+	 * unused until dpdat_dev_close() */
+	e->uid = dev->uid;
+	e->id = id;
+	return id;
+}
+
+static inline unsigned int
+dev_thread_reader(struct dpdat_dev *dev)
+{
+	for (unsigned int k = 0; k < RTE_DIM(tls_readers); k++)
+		if (tls_readers[k].uid == dev->uid)
+			return tls_readers[k].id;
+	return dev_thread_reader_new(dev);
+}
+
+/* The device's shared reader, as a poller without one of its own. */
+static int
+dev_run_shared(struct dpdat_dev *dev)
 {
 	int n;
 
 	if (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_ACQUIRE) != 0)
 		return 0;	/* someone else is running it */
-	/* the device's one reader is the lock holder's: only now may it go
+	/* the shared reader is the lock holder's: only now may it go
 	 * online (before the lock, a loser's offline could hide the
 	 * winner's reading from a writer) */
 	dpdat_mr_reader_online(dev->dom, dev->reader);
@@ -89,6 +146,40 @@ dev_run(struct dpdat_dev *dev)
 	dpdat_mr_reader_offline(dev->dom, dev->reader);
 	rc_unlock_engine(dev);
 	return n;
+}
+
+int
+dev_run(struct dpdat_dev *dev)
+{
+	unsigned int r = dev_thread_reader(dev);
+	int n;
+
+	if (unlikely(r == DEV_NO_READER))
+		return dev_run_shared(dev);
+	mr_reader_online_unfenced(dev->dom, r);
+	/* the full barrier between the reader's store and the engine's
+	 * first read of the table (a locked instruction on x86) */
+	if (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_SEQ_CST) != 0) {
+		dpdat_mr_reader_offline(dev->dom, r);
+		return 0;	/* someone else is running it */
+	}
+#ifndef RTE_ARCH_X86
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+	n = dev_iter(dev);
+	dpdat_mr_reader_offline(dev->dom, r);
+	rc_unlock_engine(dev);
+	return n;
+}
+
+/* At close: the readers polling threads registered for themselves. Their
+ * threads' caches keep the uid, which no device has again. */
+static void
+dev_thread_readers_free(struct dpdat_dev *dev)
+{
+	for (uint32_t k = 0; k < dev->n_treaders; k++)
+		dpdat_mr_reader_unregister(dev->dom, dev->treader[k]);
+	dev->n_treaders = 0;
 }
 
 static void *
@@ -259,6 +350,7 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		return NULL;
 	}
 	dev->run = dev_run;
+	dev->uid = __atomic_add_fetch(&dev_uids, 1, __ATOMIC_RELAXED);
 	if (conf->share != NULL && dev_share_hold(conf->share) != 0) {
 		ret = EINVAL;
 		goto err_free;
@@ -311,6 +403,7 @@ err_rc:
 err_port:
 	dpdat_port_free(dev->port);
 err_reader:
+	dev_thread_readers_free(dev);
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 err_dom:
 	if (dev->share == NULL)
@@ -347,6 +440,7 @@ dpdat_dev_close(struct dpdat_dev *dev)
 	cm_dev_free(dev);
 	dpdat_port_free(dev->port);	/* the device lets go of its mbufs */
 	rc_dev_fini(dev);		/* then the zero-copy buffers go */
+	dev_thread_readers_free(dev);
 	dpdat_mr_reader_unregister(dev->dom, dev->reader);
 	/* PZs left by the consumer keep the domain; say so rather than leak
 	 * silently */

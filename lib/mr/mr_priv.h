@@ -114,6 +114,23 @@ struct dpdat_mr_domain {
 	char name[32];
 };
 
+/*
+ * A reader going online without the store-load fence of
+ * rte_rcu_qsbr_thread_online(): for a caller whose very next step is a full
+ * barrier of its own before it reads the table (lib/dev's engine lock, a
+ * locked exchange), so that the fence is paid once. The same token copy
+ * as DPDK's; the reader must be the calling thread's alone (a shared one
+ * could be set online by a thread that then loses the lock).
+ */
+static inline void
+mr_reader_online_unfenced(struct dpdat_mr_domain *dom, unsigned int reader_id)
+{
+	uint64_t t = __atomic_load_n(&dom->qsbr->token, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&dom->qsbr->qsbr_cnt[reader_id].cnt, t,
+			 __ATOMIC_RELAXED);
+}
+
 struct dpdat_pz {
 	uint32_t magic;
 	uint32_t id;

@@ -355,11 +355,22 @@ struct dpdat_qp {
  * through the hooks at the end, which those layers set. */
 struct cm_dev;
 
+/* Polling threads of one device with a registration reader of their own
+ * (inline progress); more poll through the device's shared reader. */
+#define DEV_THREAD_READERS 16
+
 struct dpdat_dev {
 	uint32_t magic;
 	struct dpdat_port *port;
 	struct dpdat_mr_domain *dom;
-	unsigned int reader;
+	unsigned int reader;	/* the engine thread's, or inline pollers'
+				 * when they have none of their own */
+	/* Inline progress: readers of dom that polling threads registered
+	 * for themselves (lib/dev, dev_thread_reader), unregistered at close;
+	 * uid (never 0, never reused) names the device in their caches. */
+	uint64_t uid;
+	unsigned int treader[DEV_THREAD_READERS];
+	uint32_t n_treaders;	/* under lock */
 	/* another engine of the same port (dpdat_dev_conf.share): its port
 	 * is a queue of share's device, its domain share's */
 	struct dpdat_dev *share;

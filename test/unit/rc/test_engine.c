@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1479,6 +1480,60 @@ test_busy_poll_keeps_reader(void)
 	rc_unlock_engine(A.dev);
 }
 
+static void *
+poll_once(void *dev)
+{
+	dpdat_dev_progress(dev);
+	return NULL;
+}
+
+/* Each thread that polls (inline progress) reads through a registration
+ * reader of its own, registered on its first poll of the device and no
+ * other: the poll leaves it offline whether it ran the engine or found it
+ * taken, so a writer never waits for a thread that stopped polling; a
+ * device whose threads used up its readers polls through its shared one.
+ * (The unfenced online store of an own reader relies on it being the
+ * thread's alone.) */
+static void
+test_thread_readers(void)
+{
+	struct dpdat_mr_domain *dom = dpdat_dev_domain(A.dev);
+	uint32_t n0, k;
+	pthread_t t;
+	uint64_t tok;
+
+	dpdat_dev_progress(A.dev);
+	n0 = A.dev->n_treaders;
+	CU_ASSERT(n0 >= 1);
+	dpdat_dev_progress(A.dev);	/* the same thread: the same reader */
+	CU_ASSERT_EQUAL(A.dev->n_treaders, n0);
+	CU_ASSERT_EQUAL(pthread_create(&t, NULL, poll_once, A.dev), 0);
+	pthread_join(t, NULL);
+	CU_ASSERT_EQUAL(A.dev->n_treaders, n0 + 1);
+	tok = rte_rcu_qsbr_start(dom->qsbr);
+	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 1);
+	/* a poll that finds the engine taken: its own reader offline again,
+	 * the holder's reading still holds writers */
+	rc_lock_engine(A.dev);
+	dpdat_mr_reader_online(dom, A.dev->reader);
+	CU_ASSERT_EQUAL(pthread_create(&t, NULL, poll_once, A.dev), 0);
+	pthread_join(t, NULL);
+	CU_ASSERT_EQUAL(A.dev->n_treaders, n0 + 2);
+	tok = rte_rcu_qsbr_start(dom->qsbr);
+	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 0);
+	dpdat_mr_reader_offline(dom, A.dev->reader);
+	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 1);
+	rc_unlock_engine(A.dev);
+	/* threads beyond the device's own readers share its reader */
+	for (k = A.dev->n_treaders; k < DEV_THREAD_READERS + 2; k++) {
+		CU_ASSERT_EQUAL(pthread_create(&t, NULL, poll_once, A.dev), 0);
+		pthread_join(t, NULL);
+	}
+	CU_ASSERT_EQUAL(A.dev->n_treaders, DEV_THREAD_READERS);
+	tok = rte_rcu_qsbr_start(dom->qsbr);
+	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 1);
+}
+
 CU_TestInfo rc_engine_tests[] = {
 	{ "CM: the RTU goes before a later DREQ", test_rtu_before_dreq },
 	{ "a connection outlives its QP", test_conn_outlives_qp },
@@ -1506,5 +1561,6 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "duplicate detected, applied once", test_duplicates },
 	{ "corrupted frame dropped by ICRC", test_corrupt_dropped },
 	{ "a poll of a taken engine leaves its reader", test_busy_poll_keeps_reader },
+	{ "a polling thread's own registration reader", test_thread_readers },
 	CU_TEST_INFO_NULL,
 };
