@@ -61,6 +61,13 @@ dev_iter(struct dpdat_dev *dev)
 	uint64_t now;
 	uint16_t n, i;
 
+	/* work posted since the last pass leaves before the receive poll:
+	 * a ping-pong's answer, posted right before this pass, does not wait
+	 * for the device's receive burst */
+	if (!rte_ring_empty(dev->db)) {
+		rc_progress(dev, rte_get_tsc_cycles());
+		rc_tx_flush(dev);
+	}
 	n = port_rx(dev->port, pkts, PORT_BURST);
 	for (i = 0; i < n; i++)
 		dev_dispatch(dev, pkts[i]);
