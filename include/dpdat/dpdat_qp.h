@@ -51,8 +51,9 @@ struct dpdat_dev_conf {
 	 *  thread to cpu. */
 	bool pin_cpu;
 	unsigned int cpu;
-	/** Never offer or accept selective repeat (DPDAT_QP_EXT_SACK): every
-	 *  QP speaks go-back-N, as with a peer that is not dpdat. */
+	/** Never offer or accept selective repeat (DPDAT_QP_EXT_SACK) nor
+	 *  ACKs riding on requests (DPDAT_QP_EXT_ACK_RIDE): every QP speaks
+	 *  go-back-N with separate ACKs, as with a peer that is not dpdat. */
 	bool go_back_n;
 	/** Another engine on the same link: NULL, or an open device whose
 	 *  port was made with several queues (port.queues > 1). This device
@@ -295,6 +296,14 @@ struct dpdat_qp_remote {
  *  acts on a repeat at most once a round trip. A plain RoCEv2 requester
  *  would go back again at each, so only between dpdat peers. */
 #define DPDAT_QP_EXT_NAK_REPEAT	0x02
+/** ACKs that ride on requests: a responder owing a plain ACK puts it, as
+ *  4 bytes after the BTH (flagged by a reserved BTH bit), on the next
+ *  WRITE or SEND packet its QP sends the other way, and holds an ACK for
+ *  one engine pass to give the consumer's answer the chance to carry it;
+ *  a ping-pong then sends one frame a message instead of two. A plain
+ *  RoCEv2 peer would misread such a packet, so only between dpdat peers;
+ *  never with go_back_n. */
+#define DPDAT_QP_EXT_ACK_RIDE	0x04
 
 /** Result of dpdat_qp_query(). */
 struct dpdat_qp_info {
@@ -337,6 +346,9 @@ struct dpdat_qp_stats {
 	 *  sent because the memory was gone by then: a NAK instead, the QP
 	 *  kept (a requester that completed the READ ignores it). */
 	uint64_t dup_read_dropped;
+	/** ACKs that rode on a request (DPDAT_QP_EXT_ACK_RIDE): sent that
+	 *  way, and received that way. */
+	uint64_t acks_ridden, acks_ridden_rcvd;
 };
 
 /**

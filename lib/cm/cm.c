@@ -393,7 +393,7 @@ send_req(struct dpdat_cm_conn *c)
 	p[REQ_HOPLIMIT] = 64;
 	p[REQ_SL] = 0x08;			/* subnet local */
 	p[REQ_ACKTO] = 14 << 3 | CM_EXT_NAK_REPEAT |
-		       (c->cm->dev->go_back_n ? 0 : CM_EXT_SACK);
+		       (c->cm->dev->go_back_n ? 0 : CM_EXT_SACK | CM_EXT_ACK_RIDE);
 	if (cm_ip_service(c->service_id)) {
 		/* rdma_cm's header, then the consumer's bytes; the source
 		 * port stands for our end as a TCP port would */
@@ -414,6 +414,8 @@ ext_of(const struct cm_dev *cm, uint8_t bits)
 {
 	return ((bits & CM_EXT_SACK) && !cm->dev->go_back_n ?
 		DPDAT_QP_EXT_SACK : 0) |
+	       ((bits & CM_EXT_ACK_RIDE) && !cm->dev->go_back_n ?
+		DPDAT_QP_EXT_ACK_RIDE : 0) |
 	       (bits & CM_EXT_NAK_REPEAT ? DPDAT_QP_EXT_NAK_REPEAT : 0);
 }
 
@@ -439,7 +441,9 @@ send_rep(struct dpdat_cm_conn *c)
 	p[REP_RNR] = 7 << 5 |
 		     (c->remote.ext & DPDAT_QP_EXT_SACK ? CM_EXT_SACK : 0) |
 		     (c->remote.ext & DPDAT_QP_EXT_NAK_REPEAT ?
-		      CM_EXT_NAK_REPEAT : 0);
+		      CM_EXT_NAK_REPEAT : 0) |
+		     (c->remote.ext & DPDAT_QP_EXT_ACK_RIDE ?
+		      CM_EXT_ACK_RIDE : 0);
 	memcpy(p + REP_PDATA, c->pdata, RTE_MIN(c->plen, REP_PDATA_LEN));
 	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
 }

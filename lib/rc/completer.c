@@ -408,6 +408,13 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 }
 
 void
+rc_completer_ack(struct dpdat_qp *qp, uint32_t psn)
+{
+	if (qp->state == DPDAT_QPS_RTS)
+		on_ack(qp, psn, ROCE_AETH_ACK, NULL, rte_get_tsc_cycles());
+}
+
+void
 rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
 	     const struct roce_bth *bth, unsigned int hdr_off,
 	     unsigned int paylen)

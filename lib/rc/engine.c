@@ -142,9 +142,19 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 		dev->port->st.drop_bad_hdr++;
 		return;
 	}
+	/* an ACK rides only on a request, from a peer that agreed */
+	if (unlikely(rx->ride) && !qp->ack_ride) {
+		dev->port->st.drop_bad_hdr++;
+		return;
+	}
 	qp->st.rx_pkts++;
 	qp->st.rx_bytes += rx->paylen;
 	rc_qp_kick(qp);
+	if (unlikely(rx->ride)) {
+		qp->st.acks_ridden_rcvd++;
+		rc_completer_ack(qp, rx->ride_psn);
+		rc_req_check(qp, "an ACK riding on a request");
+	}
 	switch (bth->opcode) {
 	case ROCE_OP_ACK:
 	case ROCE_OP_READ_RESP_FIRST:
@@ -264,15 +274,22 @@ rc_work_check(const struct dpdat_dev *dev, uint64_t now)
 #define rc_work_check(dev, now) do { } while (0)
 #endif
 
-void
-rc_progress(struct dpdat_dev *dev, uint64_t now)
+/* Coalesced ACKs, after the requests (one going the other way may have
+ * carried the ACK): one per QP per pass. Between peers that agreed on
+ * riding ACKs, one waits up to RC_ACK_HOLD_NS for a request (the
+ * consumer's answer) to carry it. */
+static void
+rc_acks(struct dpdat_dev *dev, uint64_t now)
 {
-	struct dpdat_qp *qp;
-	uint32_t k;
+	struct dpdat_qp **pp = &dev->ack_list, *qp;
 
-	/* coalesced ACKs: one per QP per burst */
-	while ((qp = dev->ack_list) != NULL) {
-		dev->ack_list = qp->ack_next;
+	while ((qp = *pp) != NULL) {
+		if (qp->ack_due && qp->ack_ride &&
+		    now - qp->ack_tsc < dev->ack_hold_tsc) {
+			pp = &qp->ack_next;	/* held one pass */
+			continue;
+		}
+		*pp = qp->ack_next;
 		qp->ack_next = NULL;
 		qp->on_ack_list = false;
 		/* responses leave in PSN order: an ACK covering PSNs after a
@@ -281,6 +298,14 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 			rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
 							ROCE_PSN_MASK));
 	}
+}
+
+void
+rc_progress(struct dpdat_dev *dev, uint64_t now)
+{
+	struct dpdat_qp *qp;
+	uint32_t k;
+
 	if (!rte_ring_empty(dev->db))
 		rc_db_drain(dev);
 	for (k = 0; k < dev->n_work; ) {
@@ -305,6 +330,8 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 		}
 	}
 	rc_work_check(dev, now);
+	if (dev->ack_list != NULL)
+		rc_acks(dev, now);
 }
 
 int
@@ -334,6 +361,7 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->progress = conf->progress;
 	dev->tsc_hz = rte_get_tsc_hz();
+	dev->ack_hold_tsc = dev->tsc_hz * RC_ACK_HOLD_NS / 1000000000;
 	dev->go_back_n = conf->go_back_n;
 	/* selective repeat holds received mbufs: at most a quarter of the
 	 * pool, the rest keeps receiving */

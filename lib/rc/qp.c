@@ -199,6 +199,7 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	qp->wnd = RC_MAX_INFLIGHT;
 	qp->ackreq_every = RC_ACKREQ_EVERY;
 	qp->nak_repeat = (r->ext & DPDAT_QP_EXT_NAK_REPEAT) != 0;
+	qp->ack_ride = (r->ext & DPDAT_QP_EXT_ACK_RIDE) && !dev->go_back_n;
 	/* selective repeat when agreed, and memory for it; else go-back-N */
 	if ((r->ext & DPDAT_QP_EXT_SACK) && !dev->go_back_n &&
 	    rc_sr_enable(qp) != 0)
@@ -226,7 +227,8 @@ rc_qp_remote_check(const struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	if (r == NULL || !pmtu_ok(r->pmtu) || r->qpn > ROCE_QPN_MASK ||
 	    r->qpn < 2 || r->psn > ROCE_PSN_MASK || r->retry_cnt > 7 ||
 	    r->rnr_retry > 7 || r->timeout > 31 ||
-	    (r->ext & ~(DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_NAK_REPEAT)) != 0 ||
+	    (r->ext & ~(DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_NAK_REPEAT |
+			DPDAT_QP_EXT_ACK_RIDE)) != 0 ||
 	    r->pmtu + hdrs > qp->dev->port->mtu)
 		return -EINVAL;
 	return 0;
@@ -255,7 +257,8 @@ dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info)
 	info->qpn = qp->qpn;
 	info->sq_psn = qp->isn;
 	info->ext = (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
-		    (qp->nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0);
+		    (qp->nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0) |
+		    (qp->ack_ride ? DPDAT_QP_EXT_ACK_RIDE : 0);
 	info->state = (enum dpdat_qp_state)__atomic_load_n(&qp->state,
 							    __ATOMIC_ACQUIRE);
 	info->pmtu = qp->pmtu;

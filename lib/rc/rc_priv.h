@@ -50,6 +50,10 @@ extern int dpdat_rc_logtype;
 #define RC_RTO_FLOOR_US	1000		/* lowest retransmit timeout */
 #define RC_RTO_FLOOR_SR_US 200		/* the same, selective repeat */
 #define RC_RTO_INIT_US	10000		/* before the first round trip sample */
+/* How long an ACK that may ride on a request (DPDAT_QP_EXT_ACK_RIDE)
+ * waits for one before it leaves on its own: a ping-pong's answer comes
+ * well within it, a stream's sender hardly notices it. */
+#define RC_ACK_HOLD_NS	2000
 #define RC_SR_WND	RC_MAX_INFLIGHT	/* selective repeat: PSNs a responder
 					 * holds beyond a gap, bits of a SACK */
 #define RC_SACK_LEN	(RC_SR_WND / 8)	/* SACK bitmap after a NAK's AETH */
@@ -333,6 +337,11 @@ struct dpdat_qp {
 	uint32_t wlen;		/* WRITE: total length (for imm completion) */
 	struct dpdat_qp *ack_next;	/* list of QPs owing an ACK */
 	bool on_ack_list;
+	/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next WRITE
+	 * or SEND packet the other way, or leaves on its own RC_ACK_HOLD_NS
+	 * after it fell due (ack_tsc) */
+	bool ack_ride;
+	uint64_t ack_tsc;
 	/* responder resources: READs being answered, oldest first */
 	struct rc_read_res res[RC_MAX_RD];
 	uint32_t res_head, nres;
@@ -399,6 +408,7 @@ struct dpdat_dev {
 	uint32_t next_qpn;	/* search start for a free number */
 	uint64_t tsc_hz;
 	struct dpdat_qp *ack_list;
+	uint64_t ack_hold_tsc;		/* RC_ACK_HOLD_NS in TSC cycles */
 	struct rte_mbuf *tx[RC_TX_BURST];
 	uint16_t n_tx;
 	uint64_t last_timer;
@@ -657,6 +667,8 @@ void rc_complete_acked(struct dpdat_qp *qp);
 void rc_completer(struct dpdat_qp *qp, struct rte_mbuf *m,
 		  const struct roce_bth *bth, unsigned int hdr_off,
 		  unsigned int paylen);
+/* A plain ACK of psn that rode on a request of the peer's. */
+void rc_completer_ack(struct dpdat_qp *qp, uint32_t psn);
 
 /* sge.c: copies between SGE lists and packets, with the key check of every
  * piece. Return 0 or the completion status of a failure. */

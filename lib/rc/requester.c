@@ -32,10 +32,11 @@ npkts_of(const struct dpdat_qp *qp, uint32_t len)
  * the headers (the payload will be chained after them). */
 static struct rte_mbuf *
 pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
-	  unsigned int payload, bool inline_payload)
+	  unsigned int payload, bool inline_payload, bool ride)
 {
 	const unsigned int pad = (-payload) & 3;
-	const unsigned int len = sizeof(struct roce_bth) + roce_ext_len(op) +
+	const unsigned int len = sizeof(struct roce_bth) +
+				 (ride ? ROCE_RIDE_LEN : 0) + roce_ext_len(op) +
 				 (inline_payload ? payload + pad : 0);
 	struct rte_mbuf *m = rte_pktmbuf_alloc(qp->dev->port->pool);
 	struct roce_bth *bth;
@@ -52,7 +53,11 @@ pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
 	bth->pkey = rte_cpu_to_be_16(ROCE_PKEY_DEFAULT);
 	bth->qpn = rte_cpu_to_be_32(qp->dqpn);
 	bth->apsn = rte_cpu_to_be_32((psn & ROCE_PSN_MASK) |
-				     (ackreq ? ROCE_BTH_ACKREQ : 0));
+				     (ackreq ? ROCE_BTH_ACKREQ : 0) |
+				     (ride ? ROCE_BTH_RIDE : 0));
+	if (ride)	/* the ACK owed: everything before epsn */
+		*(rte_be32_t *)(bth + 1) = rte_cpu_to_be_32(
+			roce_psn_add(qp->epsn, ROCE_PSN_MASK));
 	if (pad != 0 && inline_payload)
 		memset((uint8_t *)bth + len - pad, 0, pad);
 	return m;
@@ -62,7 +67,7 @@ struct rte_mbuf *
 rc_pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
 	     unsigned int payload)
 {
-	return pkt_alloc(qp, op, psn, ackreq, payload, true);
+	return pkt_alloc(qp, op, psn, ackreq, payload, true, false);
 }
 
 /* Only the headers: the payload (zero-copy) is chained after them. */
@@ -70,7 +75,7 @@ struct rte_mbuf *
 rc_pkt_alloc_hdr(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
 		 unsigned int payload)
 {
-	return pkt_alloc(qp, op, psn, ackreq, payload, false);
+	return pkt_alloc(qp, op, psn, ackreq, payload, false, false);
 }
 
 int
@@ -141,18 +146,22 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	bool ackreq = last || ++qp->since_ackreq >= qp->ackreq_every ||
 		      roce_psn_diff(psn, qp->una) + 1 >= (int32_t)qp->wnd ||
 		      qp->force_ackreq;
+	/* an ACK owed the other way rides along (never past READ answers
+	 * still to go: responses leave in PSN order) */
+	const bool ride = qp->ack_ride && qp->ack_due && qp->nres == 0;
 	struct rte_mbuf *m, *zc;
 	enum dpdat_wc_status st;
 	uint8_t *p;
 
 	/* zero-copy when the payload can be attached, else copied inline */
 	zc = rc_zc_payload(qp, w, off, n, (-n) & 3);
-	m = pkt_alloc(qp, op, psn, ackreq, n, zc == NULL);
+	m = pkt_alloc(qp, op, psn, ackreq, n, zc == NULL, ride);
 	if (m == NULL) {
 		rte_pktmbuf_free(zc);
 		return -1;
 	}
-	p = rte_pktmbuf_mtod_offset(m, uint8_t *, sizeof(struct roce_bth));
+	p = rte_pktmbuf_mtod_offset(m, uint8_t *, sizeof(struct roce_bth) +
+				    (ride ? ROCE_RIDE_LEN : 0));
 	if (roce_op_flags[op] & ROCE_F_RETH) {
 		struct roce_reth *reth = (struct roce_reth *)p;
 
@@ -189,6 +198,10 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		qp->st.tx_resent++;
 	if (qp->sr != NULL)
 		qp->sr->sent_seq[psn & (RC_SR_WND - 1)] = ++qp->tx_seq;
+	if (ride) {
+		qp->ack_due = false;
+		qp->st.acks_ridden++;
+	}
 	rc_pkt_send(qp, m);
 	return 0;
 }

@@ -13,7 +13,11 @@
 
 #include <string.h>
 
+#include <rte_ip.h>
+#include <rte_udp.h>
+
 #include "mr_priv.h"
+#include "port_priv.h"
 #include "rc_priv.h"
 
 void
@@ -51,14 +55,21 @@ rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
 }
 
 static void
+ack_list_add(struct dpdat_qp *qp)
+{
+	qp->on_ack_list = true;
+	qp->ack_next = qp->dev->ack_list;
+	qp->dev->ack_list = qp;
+}
+
+static void
 ack_later(struct dpdat_qp *qp)
 {
+	if (!qp->ack_due)	/* an older one owed keeps its time */
+		qp->ack_tsc = rte_get_tsc_cycles();
 	qp->ack_due = true;
-	if (!qp->on_ack_list) {
-		qp->on_ack_list = true;
-		qp->ack_next = qp->dev->ack_list;
-		qp->dev->ack_list = qp;
-	}
+	if (!qp->on_ack_list)
+		ack_list_add(qp);
 }
 
 /* A fatal request error: NAK it, break the QP. */
@@ -302,10 +313,15 @@ answered:
 			qp->nres--;
 		}
 	}
-	/* the ACK held back behind these answers */
-	if (qp->nres == 0 && qp->ack_due)
-		rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
-							    ROCE_PSN_MASK));
+	/* the ACK held back behind these answers: now, or where ACKs that
+	 * may ride wait (rc_acks(), after this pass's requests) */
+	if (qp->nres == 0 && qp->ack_due) {
+		if (!qp->ack_ride)
+			rc_send_ack(qp, ROCE_AETH_ACK,
+				    roce_psn_add(qp->epsn, ROCE_PSN_MASK));
+		else if (!qp->on_ack_list)
+			ack_list_add(qp);
+	}
 }
 
 static bool
@@ -737,8 +753,9 @@ replay_held(struct dpdat_qp *qp)
 
 	while (qp->state == DPDAT_QPS_RTS &&
 	       (m = rc_sr_next(qp, &off, &paylen)) != NULL) {
-		bth = rte_pktmbuf_read(m, off - sizeof(*bth), sizeof(*bth),
-				       &copy);
+		/* where every received frame has it (dev_dispatch): off is
+		 * past a riding ACK too */
+		bth = rte_pktmbuf_read(m, PORT_HDR_LEN, sizeof(*bth), &copy);
 		in_order(qp, m, bth, off, paylen);
 		rte_pktmbuf_free(m);
 		any = true;

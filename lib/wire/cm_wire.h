@@ -55,6 +55,7 @@
  * REP accepts (low bits of the RNR retry byte). Only between dpdat peers. */
 #define CM_EXT_SACK	0x01	/* selective repeat (DPDAT_QP_EXT_SACK) */
 #define CM_EXT_NAK_REPEAT 0x02	/* DPDAT_QP_EXT_NAK_REPEAT */
+#define CM_EXT_ACK_RIDE	0x04	/* DPDAT_QP_EXT_ACK_RIDE */
 #define REQ_PDATA	140
 #define REQ_PDATA_LEN	92
 

@@ -14,7 +14,7 @@ roce_rx_parse(const struct rte_mbuf *m, unsigned int l3_off,
 {
 	const uint32_t len = rte_pktmbuf_pkt_len(m);
 	const struct roce_bth *bth;
-	unsigned int ext, pad;
+	unsigned int ext, pad, ride;
 	const uint8_t *t;
 	uint8_t tb[ROCE_ICRC_LEN];
 	uint32_t icrc;
@@ -31,10 +31,19 @@ roce_rx_parse(const struct rte_mbuf *m, unsigned int l3_off,
 		return ROCE_RX_BAD_HDR;
 	ext = roce_ext_len(bth->opcode);
 	pad = roce_bth_pad(bth);
-	if (len < bth_off + sizeof(*bth) + ext + pad + ROCE_ICRC_LEN)
+	ride = bth->apsn & rte_cpu_to_be_32(ROCE_BTH_RIDE) ? ROCE_RIDE_LEN : 0;
+	if (ride != 0 && !roce_op_request(bth->opcode))
 		return ROCE_RX_BAD_HDR;
+	if (len < bth_off + sizeof(*bth) + ride + ext + pad + ROCE_ICRC_LEN)
+		return ROCE_RX_BAD_HDR;
+	rx->ride = ride != 0;
+	if (ride != 0) {
+		t = rte_pktmbuf_read(m, bth_off + sizeof(*bth), ROCE_RIDE_LEN,
+				     tb);
+		rx->ride_psn = ((uint32_t)t[1] << 16 | t[2] << 8 | t[3]);
+	}
 	rx->bth = bth;
-	rx->off = bth_off + sizeof(*bth);
+	rx->off = bth_off + sizeof(*bth) + ride;
 	rx->paylen = len - rx->off - ext - pad - ROCE_ICRC_LEN;
 	if (rx->paylen != 0 && !(roce_op_flags[bth->opcode] & ROCE_F_PAYLOAD) &&
 	    bth->opcode != ROCE_OP_ACK)

@@ -77,6 +77,12 @@ struct roce_bth {
 #define ROCE_BTH_PAD_SHIFT	4
 #define ROCE_BTH_PAD_MASK	0x30
 #define ROCE_BTH_ACKREQ		0x80000000u
+/* dpdat's extension between agreeing peers (DPDAT_QP_EXT_ACK_RIDE): a
+ * reserved bit of the AckReq byte says that an ACK rides on this request,
+ * in ROCE_RIDE_LEN bytes right after the BTH (reserved:8 | PSN:24, the
+ * PSN acknowledged). Plain RoCEv2 sends the bit as zero. */
+#define ROCE_BTH_RIDE		0x40000000u
+#define ROCE_RIDE_LEN		4
 
 struct roce_reth {
 	rte_be64_t va;
@@ -198,8 +204,11 @@ uint32_t roce_icrc_mbuf(const struct rte_mbuf *m, unsigned int l3_off);
 struct roce_rx {
 	const struct roce_bth *bth;	/* in the mbuf, or in copy */
 	struct roce_bth copy;		/* when the BTH spans segments */
-	unsigned int off;		/* first byte after the BTH */
+	unsigned int off;		/* first byte after the BTH (and after a
+					 * riding ACK) */
 	unsigned int paylen;		/* payload, without pad and ICRC */
+	bool ride;			/* a request with an ACK riding on it */
+	uint32_t ride_psn;		/* the PSN that ACK acknowledges */
 };
 
 enum roce_rx_verdict {

@@ -1480,6 +1480,171 @@ test_busy_poll_keeps_reader(void)
 	rc_unlock_engine(A.dev);
 }
 
+/* A frame whose length changed: IPv4 and UDP lengths, checksum, ICRC. */
+static void
+reframe(struct rte_mbuf *m)
+{
+	struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod_offset(m,
+			struct rte_ipv4_hdr *, RTE_ETHER_HDR_LEN);
+	struct rte_udp_hdr *udp = (struct rte_udp_hdr *)(ip + 1);
+	const uint32_t l3 = rte_pktmbuf_pkt_len(m) - RTE_ETHER_HDR_LEN;
+	uint32_t c;
+
+	ip->total_length = rte_cpu_to_be_16((uint16_t)l3);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)(l3 - sizeof(*ip)));
+	ip->hdr_checksum = 0;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	c = roce_icrc(ip, l3 - 4);
+	memcpy(rte_pktmbuf_mtod_offset(m, uint8_t *,
+				       rte_pktmbuf_pkt_len(m) - 4), &c, 4);
+}
+
+/* The BTH of the one frame in r, and the frame (left in the ring). */
+static const struct roce_bth *
+only_bth(struct rte_ring *r, struct rte_mbuf **m)
+{
+	CU_ASSERT_FATAL(rte_ring_count(r) == 1);
+	CU_ASSERT_FATAL(rte_ring_dequeue(r, (void **)m) == 0);
+	CU_ASSERT_FATAL(rte_ring_enqueue(r, *m) == 0);
+	return rte_pktmbuf_mtod_offset(*m, const struct roce_bth *,
+				       PORT_HDR_LEN);
+}
+
+/* Riding ACKs (DPDAT_QP_EXT_ACK_RIDE): a ping-pong of WRITEs sends no ACK
+ * frame; each answer carries the ACK of the request before it, which
+ * completes the requester's WR; an ACK owed with nothing to carry it
+ * leaves on its own once RC_ACK_HOLD_NS passed. */
+static void
+test_ack_ride(void)
+{
+	struct dpdat_qp_stats sa, sb;
+	const struct roce_bth *bth;
+	struct dpdat_qp_info qi;
+	struct rte_mbuf *m;
+	struct dpdat_wc wc;
+	uint32_t a_psn;
+
+	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
+	dpdat_qp_query(A.qp, &qi);
+	CU_ASSERT(qi.ext & DPDAT_QP_EXT_ACK_RIDE);
+	a_psn = qi.sq_psn;
+	memcpy(A.buf, "ping", 4);
+	memcpy(B.buf, "pong", 4);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	dpdat_dev_progress(B.dev);	/* the WRITE lands; the ACK waits */
+	CU_ASSERT_EQUAL(memcmp(B.buf + 8192, "ping", 4), 0);
+	CU_ASSERT_EQUAL(rte_ring_count(b2a), 0);
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)A.buf + 8192, A.key) == 0);
+	dpdat_dev_progress(B.dev);	/* the answer, the ACK on it */
+	bth = only_bth(b2a, &m);
+	CU_ASSERT_EQUAL(bth->opcode, ROCE_OP_WRITE_ONLY);
+	CU_ASSERT(rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_RIDE);
+	CU_ASSERT_EQUAL(rte_be_to_cpu_32(*(const rte_be32_t *)(bth + 1)) &
+			ROCE_PSN_MASK, a_psn);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(memcmp(A.buf + 8192, "pong", 4), 0);
+	CU_ASSERT_FATAL(dpdat_cq_poll(A.cq, &wc, 1) == 1);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(wc.opcode, DPDAT_WR_RDMA_WRITE);
+	/* A owes B an ACK, and has nothing to send: it leaves alone */
+	CU_ASSERT_EQUAL(rte_ring_count(a2b), 0);
+	rte_delay_us_block(RC_ACK_HOLD_NS / 1000 + 1);
+	dpdat_dev_progress(A.dev);
+	bth = only_bth(a2b, &m);
+	CU_ASSERT_EQUAL(bth->opcode, ROCE_OP_ACK);
+	CU_ASSERT_FATAL(wait_wc(&B, &wc, 100) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	dpdat_qp_stats(A.qp, &sa);
+	dpdat_qp_stats(B.qp, &sb);
+	CU_ASSERT_EQUAL(sb.acks_ridden, 1);
+	CU_ASSERT_EQUAL(sa.acks_ridden_rcvd, 1);
+	CU_ASSERT_EQUAL(sa.acks_ridden, 0);
+	disconnect_pair();
+}
+
+/* A WRITE with an ACK riding on it that arrives after a gap is held
+ * (selective repeat) and replayed once the gap fills: its BTH is where
+ * every frame's is, not just before its first header (that was read 4
+ * bytes into the BTH: an invalid request, the QP broken). A plain peer's
+ * packet with the ride bit is dropped. */
+static void
+test_ack_ride_held(void)
+{
+	struct rte_mbuf *wa = NULL, *m;
+	struct dpdat_qp_info qi;
+	struct dpdat_port_stats ps0, ps1;
+	struct dpdat_wc wc;
+	int ok = 0;
+
+	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
+	memcpy(B.buf, "first!", 6);
+	memcpy(B.buf + 64, "second", 6);
+	/* B's first WRITE, kept back */
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 6,
+			     (uintptr_t)A.buf + 16384, A.key) == 0);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_FATAL(rte_ring_dequeue(b2a, (void **)&wa) == 0);
+	/* A's WRITE makes B owe an ACK, which rides on B's second WRITE */
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 64, 6,
+			     (uintptr_t)A.buf + 16448, A.key) == 0);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT(rte_be_to_cpu_32(only_bth(b2a, &m)->apsn) & ROCE_BTH_RIDE);
+	dpdat_dev_progress(A.dev);	/* after the gap: held */
+	CU_ASSERT_FATAL(rte_ring_enqueue(b2a, wa) == 0);
+	dpdat_dev_progress(A.dev);	/* the gap filled: both placed */
+	CU_ASSERT_EQUAL(memcmp(A.buf + 16384, "first!", 6), 0);
+	CU_ASSERT_EQUAL(memcmp(A.buf + 16448, "second", 6), 0);
+	dpdat_qp_query(A.qp, &qi);
+	CU_ASSERT_EQUAL(qi.state, DPDAT_QPS_RTS);
+	for (int i = 0; i < 2; i++)
+		ok += wait_wc(&B, &wc, 2000) == 0 &&
+		      wc.status == DPDAT_WC_SUCCESS;
+	CU_ASSERT_EQUAL(ok, 2);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	disconnect_pair();
+	drain_cqs();
+	/* a QP that did not agree: a request with the bit is dropped */
+	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_FATAL(rte_ring_dequeue(a2b, (void **)&m) == 0);
+	{
+		/* the bit and 4 bytes after the BTH, the ICRC made again:
+		 * a well-formed frame the QP did not agree to */
+		struct rte_mbuf *r = rte_pktmbuf_alloc(m->pool);
+		const uint32_t len = rte_pktmbuf_pkt_len(m);
+		const uint32_t hl = PORT_HDR_LEN + 12;	/* to the BTH's end */
+		uint8_t f[256] = { 0 }, *p;
+
+		CU_ASSERT_FATAL(r != NULL && len + ROCE_RIDE_LEN <= sizeof(f));
+		memcpy(f, rte_pktmbuf_mtod(m, uint8_t *), hl);
+		memcpy(f + hl + ROCE_RIDE_LEN,
+		       rte_pktmbuf_mtod(m, uint8_t *) + hl, len - hl);
+		f[PORT_HDR_LEN + 8] |= 0x40;	/* ROCE_BTH_RIDE */
+		p = (uint8_t *)rte_pktmbuf_append(r, len + ROCE_RIDE_LEN);
+		CU_ASSERT_FATAL(p != NULL);
+		memcpy(p, f, len + ROCE_RIDE_LEN);
+		reframe(r);
+		rte_pktmbuf_free(m);
+		dpdat_port_stats(dpdat_dev_port(B.dev), &ps0);
+		CU_ASSERT_FATAL(rte_ring_enqueue(a2b, r) == 0);
+		dpdat_dev_progress(B.dev);
+		dpdat_port_stats(dpdat_dev_port(B.dev), &ps1);
+		CU_ASSERT_EQUAL(ps1.drop_bad_hdr, ps0.drop_bad_hdr + 1);
+	}
+	disconnect_pair();
+	drain_cqs();
+}
+
 static void *
 poll_once(void *dev)
 {
@@ -1562,5 +1727,8 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "corrupted frame dropped by ICRC", test_corrupt_dropped },
 	{ "a poll of a taken engine leaves its reader", test_busy_poll_keeps_reader },
 	{ "a polling thread's own registration reader", test_thread_readers },
+	{ "ACKs ride on requests, or leave alone later", test_ack_ride },
+	{ "a held request with a riding ACK replayed; one not agreed dropped",
+	  test_ack_ride_held },
 	CU_TEST_INFO_NULL,
 };

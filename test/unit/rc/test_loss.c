@@ -594,10 +594,13 @@ test_cm_negotiation(void)
 				DPDAT_CM_ESTABLISHED);
 		dpdat_qp_query(qa, &ia);
 		dpdat_qp_query(qb, &ib);
-		/* repeated NAKs between dpdat peers whatever the mode */
-		CU_ASSERT_EQUAL(ia.ext, (gbn ? 0 : DPDAT_QP_EXT_SACK) |
+		/* repeated NAKs between dpdat peers whatever the mode;
+		 * selective repeat and riding ACKs unless a side refuses */
+		CU_ASSERT_EQUAL(ia.ext, (gbn ? 0 : DPDAT_QP_EXT_SACK |
+					 DPDAT_QP_EXT_ACK_RIDE) |
 				DPDAT_QP_EXT_NAK_REPEAT);
-		CU_ASSERT_EQUAL(ib.ext, (gbn ? 0 : DPDAT_QP_EXT_SACK) |
+		CU_ASSERT_EQUAL(ib.ext, (gbn ? 0 : DPDAT_QP_EXT_SACK |
+					 DPDAT_QP_EXT_ACK_RIDE) |
 				DPDAT_QP_EXT_NAK_REPEAT);
 		CU_ASSERT(dpdat_cm_disconnect(ca, NULL, 0) == 0);
 		CU_ASSERT_EQUAL(cm_next(ea, &ev, 200000),
