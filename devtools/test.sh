@@ -55,15 +55,19 @@ run_suites build-dbg --suite faults
 devtools/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || exit 1
 # the unit suites, and the integration suites (two processes, memif and
 # the two namespaces, the CM, RSM, dpdat-perf) but those that need a
-# full-speed build ("timing"); leaks of third-party code only are
-# suppressed, each with its reason (test/lsan.supp)
+# full-speed build ("timing") and those whose length a clock sets ("long":
+# the soak, the coexistence checks, the hostile hosts; they ran above, and
+# the fuzzers below put the receive path under the sanitizers); leaks of
+# third-party code only are suppressed, each with its reason
+# (test/lsan.supp)
 export LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp:print_suppressions=0
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite unit
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	run_suites build-asan --suite integration --no-suite timing
+	run_suites build-asan --suite integration --no-suite timing \
+		--no-suite long
 # the tools as a user drives them (those in integration ran above)
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -94,7 +98,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		netns-afxdp-dat-dtestcm netns-afpacket-dat-trans-mix \
 		netns-afpacket-dat-dtestcm
 
-# libFuzzer, every harness 20 s, when clang is there (setup.sh installs it);
+# libFuzzer, every harness 10 s, when clang is there (setup.sh installs it);
 # devtools/fuzz.sh runs them at length
 if command -v clang >/dev/null; then
 	CC=clang devtools/build.sh build-fuzz -Dfuzz=true \

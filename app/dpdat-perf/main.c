@@ -42,6 +42,7 @@
 /* Long options without a short one (past any character). */
 enum {
 	OPT_DEV = 256, OPT_IP, OPT_JSON_FILE, OPT_ENGINES, OPT_WARMUP,
+	OPT_ACK_HOLD,
 };
 
 static const char *const names[N_TESTS] = {
@@ -235,6 +236,9 @@ usage(void)
 	       "                        in this thread)\n"
 	       "      --go-back-n       dpdat: never selective repeat (recover\n"
 	       "                        loss as a peer that is not dpdat)\n"
+	       "      --ack-hold NS     dpdat: an ACK waits up to NS ns for a\n"
+	       "                        request to ride on (both sides; inline\n"
+	       "                        progress holds none by default)\n"
 	       "      --engines N       dpdat, memif: N engines, one port queue\n"
 	       "                        each, QP i on engine i mod N; give\n"
 	       "                        both sides the same N (1)\n"
@@ -372,6 +376,9 @@ option(int c, const char *arg)
 	case OPT_DEV: o->dev = arg; break;
 	case OPT_IP: o->ip = arg; break;
 	case OPT_ENGINES: o->engines = number(arg, "--engines", 1, 16); break;
+	case OPT_ACK_HOLD: o->ack_hold_ns = number(arg, "--ack-hold", 0,
+						   1000000);
+		break;
 	case OPT_WARMUP: o->warmup = number(arg, "--warmup", 0,
 					    PERF_MAX_WARMUP);
 		o->warmup_set = 1;
@@ -472,6 +479,7 @@ parse(int argc, char **argv)
 		{ "cpu", 1, NULL, 'C' }, { "go-back-n", 0, NULL, 'G' },
 		{ "engines", 1, NULL, OPT_ENGINES },
 		{ "warmup", 1, NULL, OPT_WARMUP },
+		{ "ack-hold", 1, NULL, OPT_ACK_HOLD },
 		{ "help", 0, NULL, 'h' }, { "help-env", 0, NULL, 'E' },
 		/* perftest's, for its command lines */
 		{ "bidirectional", 0, NULL, 'b' },

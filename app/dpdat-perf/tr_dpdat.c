@@ -105,6 +105,7 @@ open_dev(void)
 	dc.port.mtu = strcmp(o->ip, "auto") == 0 && !o->mtu_set ? 0 : o->mtu;
 	dc.port.link_wait_s = 30;
 	dc.go_back_n = o->gbn != 0;
+	dc.ack_hold_ns = o->ack_hold_ns;
 	neng = o->engines ? o->engines : 1;
 	dc.port.queues = neng;
 	dev = devs[0] = dpdat_dev_open(&dc);

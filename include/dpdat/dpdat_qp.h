@@ -62,6 +62,15 @@ struct dpdat_dev_conf {
 	 *  and LMRs serve the QPs of both; its QPs, CQs, SRQs, CM and engine
 	 *  are its own. share closes last. */
 	struct dpdat_dev *share;
+	/** How long, in nanoseconds, an ACK that may ride on a request
+	 *  (DPDAT_QP_EXT_ACK_RIDE) waits for one before it leaves on its own;
+	 *  0 (the default): it leaves at the end of the engine pass that
+	 *  owes it, riding only on a request sent in that pass. With inline
+	 *  progress a held ACK leaves only at the consumer's next poll of the
+	 *  device: set it (2000 is plenty for a ping-pong) only when the
+	 *  consumer polls the device all the time and answers within it (a
+	 *  ping-pong, a trading loop); its answers then carry the ACKs. */
+	uint32_t ack_hold_ns;
 };
 
 /**

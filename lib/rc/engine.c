@@ -276,7 +276,7 @@ rc_work_check(const struct dpdat_dev *dev, uint64_t now)
 
 /* Coalesced ACKs, after the requests (one going the other way may have
  * carried the ACK): one per QP per pass. Between peers that agreed on
- * riding ACKs, one waits up to RC_ACK_HOLD_NS for a request (the
+ * riding ACKs, one may wait up to the device's ack hold for a request (the
  * consumer's answer) to carry it. */
 static void
 rc_acks(struct dpdat_dev *dev, uint64_t now)
@@ -361,7 +361,7 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->progress = conf->progress;
 	dev->tsc_hz = rte_get_tsc_hz();
-	dev->ack_hold_tsc = dev->tsc_hz * RC_ACK_HOLD_NS / 1000000000;
+	dev->ack_hold_tsc = dev->tsc_hz * conf->ack_hold_ns / 1000000000;
 	dev->go_back_n = conf->go_back_n;
 	/* selective repeat holds received mbufs: at most a quarter of the
 	 * pool, the rest keeps receiving */

@@ -50,9 +50,9 @@ extern int dpdat_rc_logtype;
 #define RC_RTO_FLOOR_US	1000		/* lowest retransmit timeout */
 #define RC_RTO_FLOOR_SR_US 200		/* the same, selective repeat */
 #define RC_RTO_INIT_US	10000		/* before the first round trip sample */
-/* How long an ACK that may ride on a request (DPDAT_QP_EXT_ACK_RIDE)
- * waits for one before it leaves on its own: a ping-pong's answer comes
- * well within it, a stream's sender hardly notices it. */
+/* The hold the tests and dpdat-perf's documentation use for an ACK that
+ * may ride on a request (dpdat_dev_conf.ack_hold_ns, 0 by default): a
+ * ping-pong's answer comes well within it. */
 #define RC_ACK_HOLD_NS	2000
 #define RC_SR_WND	RC_MAX_INFLIGHT	/* selective repeat: PSNs a responder
 					 * holds beyond a gap, bits of a SACK */
@@ -338,8 +338,8 @@ struct dpdat_qp {
 	struct dpdat_qp *ack_next;	/* list of QPs owing an ACK */
 	bool on_ack_list;
 	/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next WRITE
-	 * or SEND packet the other way, or leaves on its own RC_ACK_HOLD_NS
-	 * after it fell due (ack_tsc) */
+	 * or SEND packet the other way, or leaves on its own the device's
+	 * ack_hold_tsc after it fell due (ack_tsc) */
 	bool ack_ride;
 	uint64_t ack_tsc;
 	/* responder resources: READs being answered, oldest first */
@@ -408,7 +408,7 @@ struct dpdat_dev {
 	uint32_t next_qpn;	/* search start for a free number */
 	uint64_t tsc_hz;
 	struct dpdat_qp *ack_list;
-	uint64_t ack_hold_tsc;		/* RC_ACK_HOLD_NS in TSC cycles */
+	uint64_t ack_hold_tsc;		/* ack hold in TSC cycles; 0: none */
 	struct rte_mbuf *tx[RC_TX_BURST];
 	uint16_t n_tx;
 	uint64_t last_timer;

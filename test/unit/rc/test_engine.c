@@ -1510,10 +1510,21 @@ only_bth(struct rte_ring *r, struct rte_mbuf **m)
 				       PORT_HDR_LEN);
 }
 
+/* Both devices hold an owed ACK for a request to carry (as
+ * dpdat_dev_conf.ack_hold_ns does), or (0) not: the rig's devices run
+ * inline, which holds none by default. */
+static void
+ack_hold(uint64_t ns)
+{
+	A.dev->ack_hold_tsc = B.dev->ack_hold_tsc =
+		rte_get_tsc_hz() * ns / 1000000000;
+}
+
 /* Riding ACKs (DPDAT_QP_EXT_ACK_RIDE): a ping-pong of WRITEs sends no ACK
  * frame; each answer carries the ACK of the request before it, which
  * completes the requester's WR; an ACK owed with nothing to carry it
- * leaves on its own once RC_ACK_HOLD_NS passed. */
+ * leaves on its own once the hold passed. Inline progress by default
+ * holds none: the ACK leaves in the pass that owes it. */
 static void
 test_ack_ride(void)
 {
@@ -1527,7 +1538,15 @@ test_ack_ride(void)
 	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
 	dpdat_qp_query(A.qp, &qi);
 	CU_ASSERT(qi.ext & DPDAT_QP_EXT_ACK_RIDE);
-	a_psn = qi.sq_psn;
+	CU_ASSERT_EQUAL(A.dev->ack_hold_tsc, 0);	/* inline: none */
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_EQUAL(only_bth(b2a, &m)->opcode, ROCE_OP_ACK);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+	a_psn = roce_psn_add(qi.sq_psn, 1);
+	ack_hold(RC_ACK_HOLD_NS);
 	memcpy(A.buf, "ping", 4);
 	memcpy(B.buf, "pong", 4);
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
@@ -1562,6 +1581,7 @@ test_ack_ride(void)
 	CU_ASSERT_EQUAL(sb.acks_ridden, 1);
 	CU_ASSERT_EQUAL(sa.acks_ridden_rcvd, 1);
 	CU_ASSERT_EQUAL(sa.acks_ridden, 0);
+	ack_hold(0);
 	disconnect_pair();
 }
 
@@ -1580,6 +1600,7 @@ test_ack_ride_held(void)
 	int ok = 0;
 
 	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
+	ack_hold(RC_ACK_HOLD_NS);
 	memcpy(B.buf, "first!", 6);
 	memcpy(B.buf + 64, "second", 6);
 	/* B's first WRITE, kept back */
@@ -1609,6 +1630,7 @@ test_ack_ride_held(void)
 	CU_ASSERT_EQUAL(ok, 2);
 	CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000) == 0);
 	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	ack_hold(0);
 	disconnect_pair();
 	drain_cqs();
 	/* a QP that did not agree: a request with the bit is dropped */
