@@ -85,7 +85,11 @@ dev_iter(struct dpdat_dev *dev)
 
 /*
  * Inline progress: every polling thread reads registrations through a
- * reader of its own, found in a small per-thread cache by the device's uid.
+ * reader of its own in the device's domain, one for all the devices of
+ * that domain (a thread runs one engine at a time: dev_iter calls no
+ * consumer code), found in a small per-thread cache by the uid of the
+ * device that owns the domain (the one others share), which keeps the
+ * list and unregisters them when it closes, before the domain goes.
  * Its own reader may go online before the engine lock is tried: the lock's
  * exchange is then the store-load barrier QSBR needs, and a thread that
  * loses the lock sets only its own reader offline again. With the device's
@@ -97,33 +101,43 @@ dev_iter(struct dpdat_dev *dev)
 
 struct dev_tls_reader {
 	uint64_t uid;		/* 0: free */
-	unsigned int id;	/* DEV_NO_READER: the device had none left */
+	unsigned int id;	/* DEV_NO_READER: the domain had none left */
 };
 
-static __thread struct dev_tls_reader tls_readers[4];
+static __thread struct dev_tls_reader tls_readers[8];
 static __thread unsigned int tls_next;
 static uint64_t dev_uids;
 
+/* The device whose domain it is. */
+static inline struct dpdat_dev *
+dev_owner(struct dpdat_dev *dev)
+{
+	return dev->share != NULL ? dev->share : dev;
+}
+
 /* A reader of dev's domain for the calling thread alone, registered on
- * its first poll of dev; DEV_NO_READER when the device has none left. */
+ * its first poll of a device of that domain; DEV_NO_READER when the
+ * domain's owner has none left to give (DEV_THREAD_READERS, or the
+ * domain's max_readers). */
 static unsigned int
 dev_thread_reader_new(struct dpdat_dev *dev)
 {
+	struct dpdat_dev *o = dev_owner(dev);
 	unsigned int id = DEV_NO_READER, k;
 	struct dev_tls_reader *e;
 
-	pthread_mutex_lock(&dev->lock);
-	if (dev->n_treaders < DEV_THREAD_READERS &&
-	    dpdat_mr_reader_register(dev->dom, &id) == 0)
-		dev->treader[dev->n_treaders++] = id;
+	pthread_mutex_lock(&o->lock);
+	if (o->n_treaders < DEV_THREAD_READERS &&
+	    dpdat_mr_reader_register(o->dom, &id) == 0)
+		o->treader[o->n_treaders++] = id;
 	else
 		id = DEV_NO_READER;
-	pthread_mutex_unlock(&dev->lock);
+	pthread_mutex_unlock(&o->lock);
 	k = tls_next++ % RTE_DIM(tls_readers);
 	e = &tls_readers[k];
-	/* an entry pushed out leaves its reader registered and offline,
-	 * unused until dpdat_dev_close() */
-	e->uid = dev->uid;
+	/* an entry pushed out (a thread polling more than 8 domains) leaves
+	 * its reader registered and offline, unused until the owner closes */
+	e->uid = o->uid;
 	e->id = id;
 	return id;
 }
@@ -131,8 +145,10 @@ dev_thread_reader_new(struct dpdat_dev *dev)
 static inline unsigned int
 dev_thread_reader(struct dpdat_dev *dev)
 {
+	const uint64_t uid = dev_owner(dev)->uid;
+
 	for (unsigned int k = 0; k < RTE_DIM(tls_readers); k++)
-		if (tls_readers[k].uid == dev->uid)
+		if (tls_readers[k].uid == uid)
 			return tls_readers[k].id;
 	return dev_thread_reader_new(dev);
 }
@@ -179,7 +195,8 @@ dev_run(struct dpdat_dev *dev)
 	return n;
 }
 
-/* At close: the readers polling threads registered for themselves. Their
+/* At the domain owner's close: the readers polling threads registered for
+ * themselves (the devices sharing the domain closed before). Their
  * threads' caches keep the uid, which no device has again. */
 static void
 dev_thread_readers_free(struct dpdat_dev *dev)

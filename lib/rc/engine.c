@@ -274,16 +274,20 @@ rc_work_check(const struct dpdat_dev *dev, uint64_t now)
 #define rc_work_check(dev, now) do { } while (0)
 #endif
 
-/* Coalesced ACKs, after the requests (one going the other way may have
- * carried the ACK): one per QP per pass. Between peers that agreed on
- * riding ACKs, one may wait up to the device's ack hold for a request (the
- * consumer's answer) to carry it. */
+/* Coalesced ACKs, before the requests fill the transmit batch: one per QP
+ * per pass; one that finds no room stays owed on the list for the next
+ * pass (the batch drops control packets it cannot take). Between peers
+ * that agreed on riding ACKs, one may wait up to the device's ack hold for
+ * a request (the consumer's answer) to carry it. (After the requests, a
+ * full batch dropped ACKs of other QPs under load.) */
 static void
 rc_acks(struct dpdat_dev *dev, uint64_t now)
 {
 	struct dpdat_qp **pp = &dev->ack_list, *qp;
 
 	while ((qp = *pp) != NULL) {
+		if (!rc_tx_room(dev))
+			return;
 		if (qp->ack_due && qp->ack_ride &&
 		    now - qp->ack_tsc < dev->ack_hold_tsc) {
 			pp = &qp->ack_next;	/* held one pass */
@@ -306,6 +310,8 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 	struct dpdat_qp *qp;
 	uint32_t k;
 
+	if (dev->ack_list != NULL)
+		rc_acks(dev, now);
 	if (!rte_ring_empty(dev->db))
 		rc_db_drain(dev);
 	for (k = 0; k < dev->n_work; ) {
@@ -330,8 +336,6 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 		}
 	}
 	rc_work_check(dev, now);
-	if (dev->ack_list != NULL)
-		rc_acks(dev, now);
 }
 
 int

@@ -54,6 +54,8 @@ extern int dpdat_rc_logtype;
  * may ride on a request (dpdat_dev_conf.ack_hold_ns, 0 by default): a
  * ping-pong's answer comes well within it. */
 #define RC_ACK_HOLD_NS	2000
+/* IPv4, UDP, BTH and ICRC around a packet's extension headers and payload */
+#define RC_L3_HDRS	(20 + 8 + 12 + 4)
 #define RC_SR_WND	RC_MAX_INFLIGHT	/* selective repeat: PSNs a responder
 					 * holds beyond a gap, bits of a SACK */
 #define RC_SACK_LEN	(RC_SR_WND / 8)	/* SACK bitmap after a NAK's AETH */
@@ -364,8 +366,8 @@ struct dpdat_qp {
  * through the hooks at the end, which those layers set. */
 struct cm_dev;
 
-/* Polling threads of one device with a registration reader of their own
- * (inline progress); more poll through the device's shared reader. */
+/* Polling threads of one domain with a registration reader of their own
+ * (inline progress); more poll through each device's shared reader. */
 #define DEV_THREAD_READERS 16
 
 struct dpdat_dev {
@@ -374,9 +376,11 @@ struct dpdat_dev {
 	struct dpdat_mr_domain *dom;
 	unsigned int reader;	/* the engine thread's, or inline pollers'
 				 * when they have none of their own */
-	/* Inline progress: readers of dom that polling threads registered
-	 * for themselves (lib/dev, dev_thread_reader), unregistered at close;
-	 * uid (never 0, never reused) names the device in their caches. */
+	/* Inline progress, the device that owns dom: readers of dom that
+	 * polling threads registered for themselves, one a thread for every
+	 * device of the domain (lib/dev, dev_thread_reader), unregistered at
+	 * close; uid (never 0, never reused) names the domain in their
+	 * caches. */
 	uint64_t uid;
 	unsigned int treader[DEV_THREAD_READERS];
 	uint32_t n_treaders;	/* under lock */

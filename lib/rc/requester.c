@@ -148,7 +148,9 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		      qp->force_ackreq;
 	/* an ACK owed the other way rides along (never past READ answers
 	 * still to go: responses leave in PSN order) */
-	const bool ride = qp->ack_ride && qp->ack_due && qp->nres == 0;
+	const bool ride = qp->ack_ride && qp->ack_due && qp->nres == 0 &&
+			  RC_L3_HDRS + ROCE_RIDE_LEN + roce_ext_len(op) + n +
+			  ((-n) & 3) <= qp->dev->port->mtu;
 	struct rte_mbuf *m, *zc;
 	enum dpdat_wc_status st;
 	uint8_t *p;

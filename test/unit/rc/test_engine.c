@@ -1546,7 +1546,7 @@ test_ack_ride(void)
 	CU_ASSERT_EQUAL(only_bth(b2a, &m)->opcode, ROCE_OP_ACK);
 	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
 	a_psn = roce_psn_add(qi.sq_psn, 1);
-	ack_hold(RC_ACK_HOLD_NS);
+	ack_hold(100000000);	/* 100 ms: no pass of the test takes it */
 	memcpy(A.buf, "ping", 4);
 	memcpy(B.buf, "pong", 4);
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
@@ -1568,8 +1568,10 @@ test_ack_ride(void)
 	CU_ASSERT_FATAL(dpdat_cq_poll(A.cq, &wc, 1) == 1);
 	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
 	CU_ASSERT_EQUAL(wc.opcode, DPDAT_WR_RDMA_WRITE);
-	/* A owes B an ACK, and has nothing to send: it leaves alone */
+	/* A owes B an ACK, and has nothing to send: it leaves alone once
+	 * the hold passed */
 	CU_ASSERT_EQUAL(rte_ring_count(a2b), 0);
+	ack_hold(RC_ACK_HOLD_NS);
 	rte_delay_us_block(RC_ACK_HOLD_NS / 1000 + 1);
 	dpdat_dev_progress(A.dev);
 	bth = only_bth(a2b, &m);
@@ -1594,13 +1596,14 @@ static void
 test_ack_ride_held(void)
 {
 	struct rte_mbuf *wa = NULL, *m;
+	struct dpdat_qp_stats sa;
 	struct dpdat_qp_info qi;
 	struct dpdat_port_stats ps0, ps1;
 	struct dpdat_wc wc;
 	int ok = 0;
 
 	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
-	ack_hold(RC_ACK_HOLD_NS);
+	ack_hold(100000000);
 	memcpy(B.buf, "first!", 6);
 	memcpy(B.buf + 64, "second", 6);
 	/* B's first WRITE, kept back */
@@ -1624,13 +1627,15 @@ test_ack_ride_held(void)
 	CU_ASSERT_EQUAL(memcmp(A.buf + 16448, "second", 6), 0);
 	dpdat_qp_query(A.qp, &qi);
 	CU_ASSERT_EQUAL(qi.state, DPDAT_QPS_RTS);
+	ack_hold(0);	/* A's ACKs for B's WRITEs go now */
 	for (int i = 0; i < 2; i++)
 		ok += wait_wc(&B, &wc, 2000) == 0 &&
 		      wc.status == DPDAT_WC_SUCCESS;
 	CU_ASSERT_EQUAL(ok, 2);
 	CU_ASSERT_FATAL(wait_wc(&A, &wc, 2000) == 0);
 	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
-	ack_hold(0);
+	dpdat_qp_stats(A.qp, &sa);
+	CU_ASSERT_EQUAL(sa.acks_ridden_rcvd, 1);	/* from the held one */
 	disconnect_pair();
 	drain_cqs();
 	/* a QP that did not agree: a request with the bit is dropped */
