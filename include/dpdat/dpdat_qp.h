@@ -64,8 +64,8 @@ struct dpdat_dev_conf {
 	struct dpdat_dev *share;
 	/** How long, in nanoseconds, an ACK that may ride on a request
 	 *  (DPDAT_QP_EXT_ACK_RIDE) waits for one before it leaves on its own;
-	 *  0 (the default): it leaves at the end of the engine pass that
-	 *  owes it, riding only on a request sent in that pass. With inline
+	 *  0 (the default): it leaves on its own in the engine pass that owes
+	 *  it, and rides on nothing. With inline
 	 *  progress a held ACK leaves only at the consumer's next poll of the
 	 *  device: set it (2000 is plenty for a ping-pong) only when the
 	 *  consumer polls the device all the time and answers within it (a

@@ -290,7 +290,7 @@ rc_acks(struct dpdat_dev *dev, uint64_t now)
 			return;
 		if (qp->ack_due && qp->ack_ride &&
 		    now - qp->ack_tsc < dev->ack_hold_tsc) {
-			pp = &qp->ack_next;	/* held one pass */
+			pp = &qp->ack_next;	/* held */
 			continue;
 		}
 		*pp = qp->ack_next;
