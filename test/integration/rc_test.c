@@ -17,7 +17,10 @@
  * --go-back-n server|client|both (that side never selective repeat),
  * --expect-ext sack|none (what the connection must settle on; with none,
  * no selective repeat may have happened on either side), --lists K (post
- * lists instead, below).
+ * lists instead, below), --ack-hold NS (an owed ACK waits up to NS for a
+ * request to ride on), --expect-ride yes|no (ACKs rode on requests both
+ * ways / none did and riding was not agreed), --rounds N (the sizes
+ * N times over).
  * With --lists K, each round on each QP is LIST_WRS work requests, a mix
  * of WRITEs, READs of what a WRITE before them wrote and SENDs, posted in
  * lists of 1 to 16 (dpdat_post_send_burst) with only every K-th and the
@@ -80,8 +83,11 @@ static struct {
 	int gbn;	/* this side refuses selective repeat */
 	int expect_ext;	/* -1: no check, else DPDAT_QP_EXT_* */
 	int lists;	/* post lists, one WR in lists signalled */
+	uint32_t ack_hold;	/* ns; 0: ACKs leave at once */
+	int rounds;	/* of the sizes */
+	int expect_ride;	/* -1: no check, 0: none, 1: both ways */
 } o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500,
-	.expect_ext = -1 };
+	.expect_ext = -1, .expect_ride = -1, .rounds = 1 };
 
 static struct dpdat_dev *dev;
 static struct dpdat_pz *pz;
@@ -344,6 +350,7 @@ setup(void)
 	}
 	dc.port.link_wait_s = 20;
 	dc.go_back_n = o.gbn != 0;
+	dc.ack_hold_ns = o.ack_hold;
 	dev = dpdat_dev_open(&dc);
 	if (dev == NULL)
 		FAIL("dev_open: %s", rte_strerror(rte_errno));
@@ -681,8 +688,8 @@ run_client(void)
 	char want[CTRL];
 	uint32_t seed = 1;
 
-	for (int si = 0; si < o.nsizes; si++) {
-		uint32_t size = (uint32_t)o.sizes[si];
+	for (int si = 0; si < o.nsizes * o.rounds; si++) {
+		uint32_t size = (uint32_t)o.sizes[si % o.nsizes];
 		uint64_t t0 = rte_get_tsc_cycles();
 
 		for (int k = 0; k < o.nqps; k++) {
@@ -750,7 +757,8 @@ parse(int argc, char **argv)
 		{ "retry", 1, NULL, 'r' }, { "expect-zerocopy", 0, NULL, 'z' },
 		{ "oob", 0, NULL, 'o' }, { "expect-pmtu", 1, NULL, 'E' },
 		{ "go-back-n", 1, NULL, 'G' }, { "expect-ext", 1, NULL, 'X' },
-		{ "lists", 1, NULL, 'L' },
+		{ "lists", 1, NULL, 'L' }, { "ack-hold", 1, NULL, 'H' },
+		{ "expect-ride", 1, NULL, 'A' }, { "rounds", 1, NULL, 'N' },
 		{ "expect-zerocopy-read", 0, NULL, 'R' },
 		{ NULL, 0, NULL, 0 } };
 	char *tok, *save = NULL;
@@ -776,6 +784,14 @@ parse(int argc, char **argv)
 		case 'o': o.oob = 1; break;
 		case 'E': o.expect_pmtu = (uint16_t)atoi(optarg); break;
 		case 'L': o.lists = atoi(optarg); break;
+		case 'N': o.rounds = atoi(optarg); break;
+		case 'H': o.ack_hold = (uint32_t)atoi(optarg); break;
+		case 'A':
+			if (strcmp(optarg, "yes") != 0 &&
+			    strcmp(optarg, "no") != 0)
+				FAIL("--expect-ride yes|no");
+			o.expect_ride = strcmp(optarg, "yes") == 0;
+			break;
 		case 'G':
 			if (strcmp(optarg, "both") != 0 &&
 			    strcmp(optarg, "server") != 0 &&
@@ -801,8 +817,9 @@ parse(int argc, char **argv)
 	}
 	if (o.nsizes == 0)
 		o.sizes[o.nsizes++] = 4096;
-	if (o.nqps < 1 || o.nqps > MAX_QPS || o.depth < 1 || o.lists < 0)
-		FAIL("bad --qps, --depth or --lists");
+	if (o.nqps < 1 || o.nqps > MAX_QPS || o.depth < 1 || o.lists < 0 ||
+	    o.rounds < 1)
+		FAIL("bad --qps, --depth, --lists or --rounds");
 	if (o.lists > 0)
 		o.depth = 2 * LIST_WRS;	/* the slots of list_wr() */
 	for (int i = 0; i < o.nsizes; i++)
@@ -880,6 +897,25 @@ main(int argc, char **argv)
 			     "expected", k, qi.ext, o.expect_ext ? "" : "not");
 		if (o.expect_ext == 0 && (qs.sack_resent != 0 || qs.held != 0))
 			FAIL("qp %d: selective repeat without agreement", k);
+	}
+	for (int k = 0; o.expect_ride >= 0 && k < o.nqps; k++) {
+		struct dpdat_qp_info qi;
+		struct dpdat_qp_stats qs;
+		int agreed;
+
+		dpdat_qp_query(c[k].qp, &qi);
+		dpdat_qp_stats(c[k].qp, &qs);
+		agreed = (qi.ext & DPDAT_QP_EXT_ACK_RIDE) != 0;
+		printf("%s qp %d: ACKs ridden %lu, received riding %lu\n",
+		       o.server ? "server" : "client", k,
+		       (unsigned long)qs.acks_ridden,
+		       (unsigned long)qs.acks_ridden_rcvd);
+		if (o.expect_ride && (!agreed || qs.acks_ridden == 0 ||
+				      qs.acks_ridden_rcvd == 0))
+			FAIL("qp %d: ACKs did not ride both ways", k);
+		if (!o.expect_ride && (agreed || qs.acks_ridden != 0 ||
+				       qs.acks_ridden_rcvd != 0))
+			FAIL("qp %d: an ACK rode without agreement", k);
 	}
 	if (o.expect_zc && !o.server) {
 		struct dpdat_qp_stats qs;
