@@ -31,6 +31,7 @@
 #endif
 
 #include <dpdat/dpdat_env.h>
+#include <dpdat/dpdat_qp.h>
 
 #include "perf.h"
 #include "eal_args.h"
@@ -237,8 +238,8 @@ usage(void)
 	       "      --go-back-n       dpdat: never selective repeat (recover\n"
 	       "                        loss as a peer that is not dpdat)\n"
 	       "      --ack-hold NS     dpdat: an ACK waits up to NS ns for a\n"
-	       "                        request to ride on (both sides; inline\n"
-	       "                        progress holds none by default)\n"
+	       "                        request to ride on, while the consumer\n"
+	       "                        answers within it; 0: never (2000)\n"
 	       "      --engines N       dpdat, memif: N engines, one port queue\n"
 	       "                        each, QP i on engine i mod N; give\n"
 	       "                        both sides the same N (1)\n"
@@ -378,6 +379,8 @@ option(int c, const char *arg)
 	case OPT_ENGINES: o->engines = number(arg, "--engines", 1, 16); break;
 	case OPT_ACK_HOLD: o->ack_hold_ns = number(arg, "--ack-hold", 0,
 						   1000000);
+		if (o->ack_hold_ns == 0)
+			o->ack_hold_ns = DPDAT_ACK_HOLD_OFF;
 		break;
 	case OPT_WARMUP: o->warmup = number(arg, "--warmup", 0,
 					    PERF_MAX_WARMUP);

@@ -65,7 +65,8 @@ struct perf_opts {
 	int pin;		/* --cpu given */
 	unsigned int cpu;
 	int gbn;		/* --go-back-n */
-	uint32_t ack_hold_ns;	/* --ack-hold: dpdat_dev_conf.ack_hold_ns */
+	uint32_t ack_hold_ns;	/* --ack-hold: dpdat_dev_conf.ack_hold_ns (0:
+				 * not given, the library's default) */
 	uint32_t engines;	/* --engines, 0: one */
 	int bidir;		/* -b */
 	/* bw: WRs a post call (-l), one WR in cq_mod signalled (--cq-mod,

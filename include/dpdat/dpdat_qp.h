@@ -38,6 +38,9 @@ enum dpdat_progress {
 	DPDAT_PROGRESS_INLINE,
 };
 
+/** dpdat_dev_conf.ack_hold_ns: ACKs never wait for a request to ride on. */
+#define DPDAT_ACK_HOLD_OFF	UINT32_MAX
+
 /** Configuration of dpdat_dev_open(). */
 struct dpdat_dev_conf {
 	struct dpdat_port_conf port;
@@ -63,13 +66,14 @@ struct dpdat_dev_conf {
 	 *  are its own. share closes last. */
 	struct dpdat_dev *share;
 	/** How long, in nanoseconds, an ACK that may ride on a request
-	 *  (DPDAT_QP_EXT_ACK_RIDE) waits for one before it leaves on its own;
-	 *  0 (the default): it leaves on its own in the engine pass that owes
-	 *  it, and rides on nothing. With inline
-	 *  progress a held ACK leaves only at the consumer's next poll of the
-	 *  device: set it (2000 is plenty for a ping-pong) only when the
-	 *  consumer polls the device all the time and answers within it (a
-	 *  ping-pong, a trading loop); its answers then carry the ACKs. */
+	 *  (DPDAT_QP_EXT_ACK_RIDE) waits for one before it leaves on its own,
+	 *  on a QP whose consumer answers within it: one that sent a request
+	 *  within the hold of the last ACK it owed, and has not let a held
+	 *  ACK wait the hold out since. Other QPs' ACKs leave in the engine
+	 *  pass that owes them. 0 (the default): 2000 ns, plenty for a
+	 *  ping-pong's answer; DPDAT_ACK_HOLD_OFF: never held (an ACK rides
+	 *  only on a request of the same pass). With inline progress a held
+	 *  ACK leaves at the consumer's next poll of the device. */
 	uint32_t ack_hold_ns;
 };
 

@@ -454,8 +454,13 @@ static void
 send_simple(struct dpdat_cm_conn *c, uint16_t attr)
 {
 	struct rte_mbuf *m;
-	uint8_t *p = mad_start(c->cm, &m, attr, c->tid);
+	uint8_t *p;
 
+	/* an ACK the QP holds for a request to ride on goes before the
+	 * DREQ, which breaks the peer's QP: else its last requests flush */
+	if (attr == CM_ATTR_DREQ && c->qp != NULL)
+		rc_ack_owed_now(c->qp);
+	p = mad_start(c->cm, &m, attr, c->tid);
 	if (p == NULL)
 		return;
 	cm_put32(p, 0, c->local_id);

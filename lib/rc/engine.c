@@ -278,8 +278,12 @@ rc_work_check(const struct dpdat_dev *dev, uint64_t now)
  * per pass; one that finds no room stays owed on the list for the next
  * pass (the batch drops control packets it cannot take). Between peers
  * that agreed on riding ACKs, one may wait up to the device's ack hold for
- * a request (the consumer's answer) to carry it. (After the requests, a
- * full batch dropped ACKs of other QPs under load.) */
+ * a request (the consumer's answer) to carry it, while the consumer
+ * answers within the hold (qp->pingpong); one that waited it out in vain
+ * ends that until the consumer answers in time again, so that a consumer
+ * that does not answer (a stream, a WRITE waited for) gets its ACKs at
+ * once. (After the requests, a full batch dropped ACKs of other QPs under
+ * load.) */
 static void
 rc_acks(struct dpdat_dev *dev, uint64_t now)
 {
@@ -288,10 +292,12 @@ rc_acks(struct dpdat_dev *dev, uint64_t now)
 	while ((qp = *pp) != NULL) {
 		if (!rc_tx_room(dev))
 			return;
-		if (qp->ack_due && qp->ack_ride &&
-		    now - qp->ack_tsc < dev->ack_hold_tsc) {
-			pp = &qp->ack_next;	/* held */
-			continue;
+		if (qp->ack_due && qp->pingpong) {
+			if (now - qp->ack_tsc < dev->ack_hold_tsc) {
+				pp = &qp->ack_next;	/* held */
+				continue;
+			}
+			qp->pingpong = false;	/* no answer in time */
 		}
 		*pp = qp->ack_next;
 		qp->ack_next = NULL;
@@ -365,7 +371,9 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->progress = conf->progress;
 	dev->tsc_hz = rte_get_tsc_hz();
-	dev->ack_hold_tsc = dev->tsc_hz * conf->ack_hold_ns / 1000000000;
+	dev->ack_hold_tsc = conf->ack_hold_ns == DPDAT_ACK_HOLD_OFF ? 0 :
+		dev->tsc_hz * (conf->ack_hold_ns != 0 ? conf->ack_hold_ns :
+			       RC_ACK_HOLD_NS) / 1000000000;
 	dev->go_back_n = conf->go_back_n;
 	/* selective repeat holds received mbufs: at most a quarter of the
 	 * pool, the rest keeps receiving */

@@ -384,6 +384,7 @@ rc_qp_flush(struct dpdat_qp *qp)
 void
 rc_qp_error(struct dpdat_qp *qp)
 {
+	rc_ack_owed_now(qp);
 	__atomic_store_n(&qp->state, DPDAT_QPS_ERR, __ATOMIC_RELEASE);
 	rc_qp_flush(qp);
 	rc_qp_kick(qp);		/* held zero-copy WRs complete later */
@@ -460,6 +461,7 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	qp->magic = 0;
 	rc_pull_posted(qp);
 	rc_qp_error(qp);
+	rc_tx_flush(dev);	/* the ACK it owed, if held, goes first */
 	rc_tx_purge(dev, qp->dqpn, qp->dip, true);
 	/* zero-copy memory still in the device: let it finish (bounded) */
 	for (t0 = rte_get_tsc_cycles(); qp->sq_head != qp->sq_tail &&

@@ -50,9 +50,9 @@ extern int dpdat_rc_logtype;
 #define RC_RTO_FLOOR_US	1000		/* lowest retransmit timeout */
 #define RC_RTO_FLOOR_SR_US 200		/* the same, selective repeat */
 #define RC_RTO_INIT_US	10000		/* before the first round trip sample */
-/* The hold the tests and dpdat-perf's documentation use for an ACK that
- * may ride on a request (dpdat_dev_conf.ack_hold_ns, 0 by default): a
- * ping-pong's answer comes well within it. */
+/* How long an ACK that may ride on a request waits for one, by default
+ * (dpdat_dev_conf.ack_hold_ns 0), on a QP whose consumer answers within
+ * it (a ping-pong's answer comes well within it). */
 #define RC_ACK_HOLD_NS	2000
 /* IPv4, UDP, BTH and ICRC around a packet's extension headers and payload */
 #define RC_L3_HDRS	(20 + 8 + 12 + 4)
@@ -340,9 +340,13 @@ struct dpdat_qp {
 	struct dpdat_qp *ack_next;	/* list of QPs owing an ACK */
 	bool on_ack_list;
 	/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next WRITE
-	 * or SEND packet the other way, or leaves on its own the device's
-	 * ack_hold_tsc after it fell due (ack_tsc) */
+	 * or SEND packet the other way, or leaves on its own: at once, or,
+	 * while the consumer answers within the hold (pingpong: it sent a
+	 * request within the device's ack_hold_tsc of the last ACK falling
+	 * due, ack_tsc, and no held ACK has waited out the hold since), that
+	 * long after it fell due */
 	bool ack_ride;
+	bool pingpong;
 	uint64_t ack_tsc;
 	/* responder resources: READs being answered, oldest first */
 	struct rc_read_res res[RC_MAX_RD];
@@ -412,7 +416,7 @@ struct dpdat_dev {
 	uint32_t next_qpn;	/* search start for a free number */
 	uint64_t tsc_hz;
 	struct dpdat_qp *ack_list;
-	uint64_t ack_hold_tsc;		/* ack hold in TSC cycles; 0: none */
+	uint64_t ack_hold_tsc;		/* ACK hold in TSC cycles; 0: none */
 	struct rte_mbuf *tx[RC_TX_BURST];
 	uint16_t n_tx;
 	uint64_t last_timer;
@@ -640,6 +644,7 @@ void rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 		  const struct roce_bth *bth, unsigned int hdr_off,
 		  unsigned int paylen);
 void rc_send_ack(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn);
+void rc_ack_owed_now(struct dpdat_qp *qp);
 /* An ACK or NAK followed by len bytes (a SACK bitmap: dpdat peers only). */
 void rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
 		      const void *data, unsigned int len);

@@ -190,6 +190,9 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	}
 	if (w->flags & DPDAT_SEND_SOLICITED && last)
 		rte_pktmbuf_mtod(m, struct roce_bth *)->flags |= ROCE_BTH_SE;
+	/* the consumer answers within the hold: its ACKs may wait for a ride */
+	if (qp->ack_ride && now - qp->ack_tsc < qp->dev->ack_hold_tsc)
+		qp->pingpong = true;
 	if (ackreq) {
 		qp->since_ackreq = 0;
 		qp->force_ackreq = false;

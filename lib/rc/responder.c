@@ -54,6 +54,17 @@ rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
 	rc_pkt_send(qp, m);
 }
 
+/* The QP breaks or goes: an ACK held for a request to ride on leaves now
+ * (the peer's last requests complete), unless READ answers are owed
+ * before it, which will not go. Caller holds the engine. */
+void
+rc_ack_owed_now(struct dpdat_qp *qp)
+{
+	if (qp->ack_due && qp->nres == 0 && qp->on_ack_list)
+		rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
+							    ROCE_PSN_MASK));
+}
+
 static void
 ack_list_add(struct dpdat_qp *qp)
 {

@@ -1510,9 +1510,8 @@ only_bth(struct rte_ring *r, struct rte_mbuf **m)
 				       PORT_HDR_LEN);
 }
 
-/* Both devices hold an owed ACK for a request to carry (as
- * dpdat_dev_conf.ack_hold_ns does), or (0) not: the rig's devices run
- * inline, which holds none by default. */
+/* How long both devices hold an owed ACK for a request to carry
+ * (dpdat_dev_conf.ack_hold_ns; 0: none). */
 static void
 ack_hold(uint64_t ns)
 {
@@ -1523,8 +1522,8 @@ ack_hold(uint64_t ns)
 /* Riding ACKs (DPDAT_QP_EXT_ACK_RIDE): a ping-pong of WRITEs sends no ACK
  * frame; each answer carries the ACK of the request before it, which
  * completes the requester's WR; an ACK owed with nothing to carry it
- * leaves on its own once the hold passed. Inline progress by default
- * holds none: the ACK leaves in the pass that owes it. */
+ * leaves on its own once the hold passed. A consumer that has not
+ * answered within the hold yet gets its ACKs in the pass that owes them. */
 static void
 test_ack_ride(void)
 {
@@ -1538,15 +1537,27 @@ test_ack_ride(void)
 	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
 	dpdat_qp_query(A.qp, &qi);
 	CU_ASSERT(qi.ext & DPDAT_QP_EXT_ACK_RIDE);
-	CU_ASSERT_EQUAL(A.dev->ack_hold_tsc, 0);	/* inline: none */
+	/* the default hold */
+	CU_ASSERT_EQUAL(A.dev->ack_hold_tsc,
+			rte_get_tsc_hz() * RC_ACK_HOLD_NS / 1000000000);
+	ack_hold(100000000);	/* 100 ms: no pass of the test takes it */
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
 			     (uintptr_t)B.buf + 8192, B.key) == 0);
 	dpdat_dev_progress(A.dev);
-	dpdat_dev_progress(B.dev);
+	dpdat_dev_progress(B.dev);	/* B never answered: not held */
 	CU_ASSERT_EQUAL(only_bth(b2a, &m)->opcode, ROCE_OP_ACK);
 	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+	/* B answers within the hold; A has not: A's ACK is not held */
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)A.buf + 8192, A.key) == 0);
+	dpdat_dev_progress(B.dev);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(only_bth(a2b, &m)->opcode, ROCE_OP_ACK);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_FATAL(wait_wc(&B, &wc, 100) == 0);
+	CU_ASSERT(B.qp->pingpong);
+	CU_ASSERT(!A.qp->pingpong);
 	a_psn = roce_psn_add(qi.sq_psn, 1);
-	ack_hold(100000000);	/* 100 ms: no pass of the test takes it */
 	memcpy(A.buf, "ping", 4);
 	memcpy(B.buf, "pong", 4);
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
@@ -1587,6 +1598,78 @@ test_ack_ride(void)
 	disconnect_pair();
 }
 
+/* The hold follows the consumer: one that let a held ACK wait the hold
+ * out gets the next one at once (a stream's receiver, a WRITE waited for
+ * do not pay the hold on every message), until it answers in time again;
+ * a QP that breaks sends the ACK it held (the peer's WRITE completes). */
+static void
+test_ack_hold_adapts(void)
+{
+	struct rte_mbuf *m;
+	struct dpdat_wc wc;
+
+	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
+	ack_hold(100000000);
+	/* B answers A's WRITE within the hold: B holds its next ACK */
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)A.buf + 8192, A.key) == 0);
+	dpdat_dev_progress(B.dev);	/* its ACK, then the answer */
+	CU_ASSERT_EQUAL(rte_ring_count(b2a), 2);
+	dpdat_dev_progress(A.dev);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+	CU_ASSERT_FATAL(wait_wc(&B, &wc, 100) == 0);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_EQUAL(rte_ring_count(b2a), 0);	/* held */
+	/* B does not answer: the ACK leaves when the hold runs out */
+	ack_hold(RC_ACK_HOLD_NS);
+	rte_delay_us_block(RC_ACK_HOLD_NS / 1000 + 1);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_EQUAL(only_bth(b2a, &m)->opcode, ROCE_OP_ACK);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+	CU_ASSERT(!B.qp->pingpong);
+	/* ... and the next at once, however long the hold */
+	ack_hold(100000000);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_EQUAL(only_bth(b2a, &m)->opcode, ROCE_OP_ACK);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+	/* B answers in time again, A holds its ACK for B's answer and sends
+	 * it on its next WRITE; B holds the ACK for that; then B breaks: the
+	 * ACK goes */
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)A.buf + 8192, A.key) == 0);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT(B.qp->pingpong);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(rte_ring_count(a2b), 0);	/* held */
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT(rte_be_to_cpu_32(only_bth(a2b, &m)->apsn) & ROCE_BTH_RIDE);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_EQUAL(rte_ring_count(b2a), 0);	/* held */
+	CU_ASSERT_FATAL(wait_wc(&B, &wc, 1) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_FATAL(dpdat_qp_set_error(B.qp) == 0);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_EQUAL(only_bth(b2a, &m)->opcode, ROCE_OP_ACK);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	ack_hold(0);
+	disconnect_pair();
+	drain_cqs();
+}
+
 /* A WRITE with an ACK riding on it that arrives after a gap is held
  * (selective repeat) and replayed once the gap fills: its BTH is where
  * every frame's is, not just before its first header (that was read 4
@@ -1604,6 +1687,7 @@ test_ack_ride_held(void)
 
 	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
 	ack_hold(100000000);
+	B.qp->pingpong = true;	/* as a consumer that answers in time */
 	memcpy(B.buf, "first!", 6);
 	memcpy(B.buf + 64, "second", 6);
 	/* B's first WRITE, kept back */
@@ -1757,5 +1841,6 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "ACKs ride on requests, or leave alone later", test_ack_ride },
 	{ "a held request with a riding ACK replayed; one not agreed dropped",
 	  test_ack_ride_held },
+	{ "ack hold follows the consumer's answers", test_ack_hold_adapts },
 	CU_TEST_INFO_NULL,
 };
