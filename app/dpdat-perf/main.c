@@ -239,7 +239,7 @@ usage(void)
 	       "                        loss as a peer that is not dpdat)\n"
 	       "      --ack-hold NS     dpdat: an ACK waits up to NS ns for a\n"
 	       "                        request to ride on, while the consumer\n"
-	       "                        answers within it; 0: never (2000)\n"
+	       "                        answers in time; 0: never (2000)\n"
 	       "      --engines N       dpdat, memif: N engines, one port queue\n"
 	       "                        each, QP i on engine i mod N; give\n"
 	       "                        both sides the same N (1)\n"

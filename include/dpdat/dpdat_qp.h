@@ -67,8 +67,8 @@ struct dpdat_dev_conf {
 	struct dpdat_dev *share;
 	/** How long, in nanoseconds, an ACK that may ride on a request
 	 *  (DPDAT_QP_EXT_ACK_RIDE) waits for one before it leaves on its own,
-	 *  on a QP whose consumer answers within it: one that sent a request
-	 *  within the hold of the last ACK it owed, and has not let a held
+	 *  on a QP whose consumer answers requests: one that sent a request
+	 *  within 8 holds of the last ACK it owed, and has not let a held
 	 *  ACK wait the hold out since. Other QPs' ACKs leave in the engine
 	 *  pass that owes them. 0 (the default): 2000 ns, plenty for a
 	 *  ping-pong's answer; DPDAT_ACK_HOLD_OFF: never held (an ACK rides

@@ -279,7 +279,7 @@ rc_work_check(const struct dpdat_dev *dev, uint64_t now)
  * pass (the batch drops control packets it cannot take). Between peers
  * that agreed on riding ACKs, one may wait up to the device's ack hold for
  * a request (the consumer's answer) to carry it, while the consumer
- * answers within the hold (qp->pingpong); one that waited it out in vain
+ * answers requests (qp->pingpong); one that waited it out in vain
  * ends that until the consumer answers in time again, so that a consumer
  * that does not answer (a stream, a WRITE waited for) gets its ACKs at
  * once. (After the requests, a full batch dropped ACKs of other QPs under

@@ -54,6 +54,11 @@ extern int dpdat_rc_logtype;
  * (dpdat_dev_conf.ack_hold_ns 0), on a QP whose consumer answers within
  * it (a ping-pong's answer comes well within it). */
 #define RC_ACK_HOLD_NS	2000
+/* A consumer that sends a request within this many holds of the last ACK
+ * it owed answers requests (qp->pingpong). The ACK that went alone at
+ * once is in that time: over af_xdp its transmit kick (a system call)
+ * took the answer past one hold, and no ACK ever rode. */
+#define RC_PINGPONG_HOLDS 8
 /* IPv4, UDP, BTH and ICRC around a packet's extension headers and payload */
 #define RC_L3_HDRS	(20 + 8 + 12 + 4)
 #define RC_SR_WND	RC_MAX_INFLIGHT	/* selective repeat: PSNs a responder
@@ -341,10 +346,10 @@ struct dpdat_qp {
 	bool on_ack_list;
 	/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next WRITE
 	 * or SEND packet the other way, or leaves on its own: at once, or,
-	 * while the consumer answers within the hold (pingpong: it sent a
-	 * request within the device's ack_hold_tsc of the last ACK falling
-	 * due, ack_tsc, and no held ACK has waited out the hold since), that
-	 * long after it fell due */
+	 * while the consumer answers requests (pingpong: it sent a request
+	 * within RC_PINGPONG_HOLDS device holds, ack_hold_tsc, of the last
+	 * ACK falling due, ack_tsc, and no held ACK has waited out the hold
+	 * since), up to the hold after it fell due */
 	bool ack_ride;
 	bool pingpong;
 	uint64_t ack_tsc;

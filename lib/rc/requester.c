@@ -190,8 +190,11 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	}
 	if (w->flags & DPDAT_SEND_SOLICITED && last)
 		rte_pktmbuf_mtod(m, struct roce_bth *)->flags |= ROCE_BTH_SE;
-	/* the consumer answers within the hold: its ACKs may wait for a ride */
-	if (qp->ack_ride && now - qp->ack_tsc < qp->dev->ack_hold_tsc)
+	/* the consumer answers soon after a request came: its ACKs may wait
+	 * for a ride (RC_PINGPONG_HOLDS: the ACK sent alone meanwhile, a
+	 * transmit kick on af_xdp, is part of the time) */
+	if (qp->ack_ride &&
+	    now - qp->ack_tsc < RC_PINGPONG_HOLDS * qp->dev->ack_hold_tsc)
 		qp->pingpong = true;
 	if (ackreq) {
 		qp->since_ackreq = 0;

@@ -1670,6 +1670,38 @@ test_ack_hold_adapts(void)
 	drain_cqs();
 }
 
+/* A consumer counts as answering when its request follows the last ACK it
+ * owed within RC_PINGPONG_HOLDS holds, not one: the ACK it sent alone in
+ * between is part of that time (a transmit kick over af_xdp). */
+static void
+test_ack_pingpong_window(void)
+{
+	const unsigned int hold_us = RC_ACK_HOLD_NS / 1000;
+	struct dpdat_wc wc;
+
+	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
+	ack_hold(RC_ACK_HOLD_NS);
+	for (int late = 0; late < 2; late++) {
+		B.qp->pingpong = false;
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+				     (uintptr_t)B.buf + 8192, B.key) == 0);
+		dpdat_dev_progress(A.dev);
+		dpdat_dev_progress(B.dev);	/* B's ACK, alone */
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+		/* 3 holds, or past RC_PINGPONG_HOLDS of them */
+		rte_delay_us_block(late ? (RC_PINGPONG_HOLDS + 2) * hold_us :
+					  3 * hold_us);
+		CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 4,
+				     (uintptr_t)A.buf + 8192, A.key) == 0);
+		dpdat_dev_progress(B.dev);
+		CU_ASSERT_EQUAL(B.qp->pingpong, !late);
+		CU_ASSERT_FATAL(wait_wc(&B, &wc, 100) == 0);
+	}
+	ack_hold(0);
+	disconnect_pair();
+	drain_cqs();
+}
+
 /* A WRITE with an ACK riding on it that arrives after a gap is held
  * (selective repeat) and replayed once the gap fills: its BTH is where
  * every frame's is, not just before its first header (that was read 4
@@ -1842,5 +1874,6 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "a held request with a riding ACK replayed; one not agreed dropped",
 	  test_ack_ride_held },
 	{ "ack hold follows the consumer's answers", test_ack_hold_adapts },
+	{ "an answer within 8 holds counts", test_ack_pingpong_window },
 	CU_TEST_INFO_NULL,
 };
