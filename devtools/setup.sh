@@ -21,7 +21,7 @@ PACKAGES=(
 	libmnl-dev libbpf-dev linux-libc-dev
 	iproute2 procps iputils-ping iperf3
 	tshark python3-scapy
-	libibverbs-dev librdmacm-dev
+	libibverbs-dev librdmacm-dev ibverbs-utils perftest rdmacm-utils
 	libfabric-dev libfabric-bin openmpi-bin libopenmpi-dev
 	sockperf gnuplot-nox
 )

@@ -92,6 +92,11 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite fabric --no-suite mpi --no-suite netns
+# Debian's verbs programs through dpdat-run, the sanitized libdpdat-verbs
+# preloaded after the runtimes (as the DAT programs)
+ASAN_OPTIONS=detect_leaks=1 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	run_suites build-asan --suite verbs
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan netns-afxdp-dat-trans-mix \

@@ -36,7 +36,7 @@ struct dpdat_env_info {
 	const char *name;		/**< the variable, DPDAT_... */
 	enum dpdat_env_type type;	/**< how its value is parsed */
 	const char *def;		/**< value when unset; NULL: none */
-	const char *reader;		/**< "library", "dat", "rsm" or "tests" */
+	const char *reader;		/**< "library", "dat", "rsm", "verbs" or "tests" */
 	const char *help;		/**< one line */
 };
 

@@ -64,6 +64,15 @@ static const struct dpdat_env_info conf_table[] = {
 	  "replaces the ia_params of every IA the process opens (device=... ipv4=... mtu=... cpu=... eal=...)" },
 	{ "DPDAT_DAT_DEBUG", B, "0", "dat",
 	  "log completions and connection events as converted, LMRs, refused posts, a QP dump on a broken connection" },
+	/* the verbs library (dpdat-run) */
+	{ "DPDAT_VERBS_DEVICE", S, "net_memif0,role=server,socket=/tmp/dpdat-verbs.sock", "verbs",
+	  "device arguments of dpdat0's port (dpdat-run --dev)" },
+	{ "DPDAT_VERBS_IPV4", S, "198.18.0.1", "verbs",
+	  "dpdat0's IPv4 address, or auto (the interface's, af_xdp and af_packet) (dpdat-run --ip)" },
+	{ "DPDAT_VERBS_MTU", U, NULL, "verbs",
+	  "dpdat0's port MTU; unset: the device's, 1500 on memif" },
+	{ "DPDAT_VERBS_EAL", S, NULL, "verbs",
+	  "extra EAL arguments when dpdat0 brings the EAL up, split at ';'" },
 	/* the RSMAPI library */
 	{ "DPDAT_RSM_CONTROLLER", S, "dpdat0", "rsm",
 	  "the name of the process's one controller" },

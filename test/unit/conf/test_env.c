@@ -97,6 +97,7 @@ test_registry_well_formed(void)
 		CU_ASSERT(strcmp(s->reader, "library") == 0 ||
 			  strcmp(s->reader, "dat") == 0 ||
 			  strcmp(s->reader, "rsm") == 0 ||
+			  strcmp(s->reader, "verbs") == 0 ||
 			  strcmp(s->reader, "tests") == 0);
 		for (j = 0; j < i; j++) {
 			t = dpdat_env_info(j);

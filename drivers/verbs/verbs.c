@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * libdpdat-verbs: the verbs ABI of Debian 12's rdma-core (libibverbs 44)
+ * on dpdat, for unmodified verbs programs, preloaded ahead of the system's
+ * libibverbs (dpdat-run). This first part is the device: dpdat0 joins the
+ * system's device list and opens, and its device, port and GID queries
+ * answer (ibv_devinfo runs). Every other call on a dpdat0 object fails
+ * with EOPNOTSUPP, naming the call; objects of other devices (a real RDMA
+ * NIC on the host) go to the system's libibverbs untouched.
+ *
+ * Settings (lib/conf): DPDAT_VERBS_DEVICE, DPDAT_VERBS_IPV4,
+ * DPDAT_VERBS_MTU, DPDAT_VERBS_EAL.
+ */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <infiniband/verbs.h>
+#include <rte_errno.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_env.h>
+#include <dpdat/dpdat_port.h>
+#include <dpdat/dpdat_mr.h>
+#include <dpdat/dpdat_qp.h>
+
+/* verbs.h makes it a macro (the inline ___ibv_query_port) */
+#undef ibv_query_port
+
+#define DV_NAME "dpdat0"
+#define DV_MAX_QP 1024
+#define DV_MAX_WR 4096
+#define DV_MAX_CQE 65536
+#define DV_MAX_RD 16		/* READs and atomics a responder answers */
+#define DV_VENDOR_ID 0x0	/* none assigned */
+
+/* The layouts the inline calls of verbs.h depend on (rdma-core 44). */
+_Static_assert(offsetof(struct verbs_context, context) +
+	       sizeof(struct ibv_context) == sizeof(struct verbs_context),
+	       "struct ibv_context is last in struct verbs_context");
+_Static_assert(offsetof(struct ibv_context, abi_compat) ==
+	       sizeof(struct ibv_context) - sizeof(void *),
+	       "ibv_context.abi_compat is last");
+
+#define DV_LOG(fmt, ...) fprintf(stderr, "dpdat-verbs: " fmt "\n", ##__VA_ARGS__)
+
+static struct ibv_device dv_device = {
+	.node_type = IBV_NODE_CA,
+	.transport_type = IBV_TRANSPORT_IB,	/* RoCE says IB, as rxe */
+	.name = DV_NAME,
+	.dev_name = "uverbs-" DV_NAME,
+	/* no sysfs: ibv_read_sysfs_file() of these finds nothing */
+	.dev_path = "/nonexistent/dpdat/" DV_NAME,
+	.ibdev_path = "/nonexistent/dpdat/" DV_NAME,
+};
+
+/* An open dpdat0: the dpdat device, shared by every context. */
+struct dv_context {
+	struct dpdat_dev *dev;
+	struct verbs_context vc;	/* its ibv_context is handed out */
+};
+
+static pthread_mutex_t dv_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dpdat_dev *dv_dev;	/* opened once, kept (as the DAT
+					 * plug-in: a memif port is not closed
+					 * safely while its thread runs) */
+static bool dv_eal_up;
+
+static inline bool
+dv_ours_dev(const struct ibv_device *d)
+{
+	return d == &dv_device;
+}
+
+static inline bool
+dv_ours(const struct ibv_context *ctx)
+{
+	return ctx != NULL && ctx->device == &dv_device;
+}
+
+static inline struct dv_context *
+dv_ctx(struct ibv_context *ctx)
+{
+	return (struct dv_context *)((char *)ctx -
+		offsetof(struct dv_context, vc.context));
+}
+
+/* The system's libibverbs, for everything that is not dpdat0. */
+static void *
+dv_next(const char *name, const char *version)
+{
+	void *f = dlvsym(RTLD_NEXT, name, version);
+
+	if (f == NULL)
+		f = dlsym(RTLD_NEXT, name);
+	return f;
+}
+
+#define NEXT(name, ver, type) ((type)dv_next(#name, ver))
+
+/* A call dpdat0 does not have yet: say which, once per call. */
+static void
+dv_unsupported(const char *call, int *said)
+{
+	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		DV_LOG("%s on %s: not supported yet (EOPNOTSUPP)", call,
+		       DV_NAME);
+	errno = EOPNOTSUPP;
+}
+
+/* ---- the device list ---- */
+
+/* Our list: the system's devices, then dpdat0, then NULL; the system's
+ * array is kept just before it, to give back. */
+struct ibv_device **
+ibv_get_device_list(int *num)
+{
+	typedef struct ibv_device **(*fn_t)(int *);
+	fn_t next = NEXT(ibv_get_device_list, "IBVERBS_1.1", fn_t);
+	struct ibv_device **sys = NULL, **out;
+	int n = 0, k;
+
+	if (next != NULL)
+		sys = next(&n);
+	if (sys == NULL)
+		n = 0;
+	out = calloc((size_t)n + 3, sizeof(*out));
+	if (out == NULL) {
+		if (sys != NULL)
+			NEXT(ibv_free_device_list, "IBVERBS_1.1",
+			     void (*)(struct ibv_device **))(sys);
+		errno = ENOMEM;
+		return NULL;
+	}
+	out[0] = (struct ibv_device *)sys;
+	for (k = 0; k < n; k++)
+		out[1 + k] = sys[k];
+	out[1 + n] = &dv_device;
+	if (num != NULL)
+		*num = n + 1;
+	return out + 1;
+}
+
+void
+ibv_free_device_list(struct ibv_device **list)
+{
+	struct ibv_device **sys;
+
+	if (list == NULL)
+		return;
+	sys = (struct ibv_device **)list[-1];
+	if (sys != NULL)
+		NEXT(ibv_free_device_list, "IBVERBS_1.1",
+		     void (*)(struct ibv_device **))(sys);
+	free(list - 1);
+}
+
+const char *
+ibv_get_device_name(struct ibv_device *device)
+{
+	if (dv_ours_dev(device))
+		return dv_device.name;
+	return NEXT(ibv_get_device_name, "IBVERBS_1.1",
+		    const char *(*)(struct ibv_device *))(device);
+}
+
+/* The port's MAC as an EUI-64 (network order), as RoCE NICs do. */
+static __be64
+dv_guid(void)
+{
+	struct dpdat_port_info pi;
+	uint8_t g[8] = { 0 };
+	__be64 v;
+
+	if (dv_dev != NULL &&
+	    dpdat_port_query(dpdat_dev_port(dv_dev), &pi) == 0) {
+		const uint8_t *m = pi.mac.addr_bytes;
+
+		g[0] = m[0] ^ 0x02;
+		g[1] = m[1];
+		g[2] = m[2];
+		g[3] = 0xff;
+		g[4] = 0xfe;
+		g[5] = m[3];
+		g[6] = m[4];
+		g[7] = m[5];
+	}
+	memcpy(&v, g, sizeof(v));
+	return v;
+}
+
+__be64
+ibv_get_device_guid(struct ibv_device *device)
+{
+	if (dv_ours_dev(device))
+		return dv_guid();
+	return NEXT(ibv_get_device_guid, "IBVERBS_1.1",
+		    __be64 (*)(struct ibv_device *))(device);
+}
+
+int
+ibv_get_device_index(struct ibv_device *device)
+{
+	if (dv_ours_dev(device))
+		return -1;	/* no kernel index */
+	return NEXT(ibv_get_device_index, "IBVERBS_1.9",
+		    int (*)(struct ibv_device *))(device);
+}
+
+/* ---- open and close ---- */
+
+/* The dpdat device of dpdat0, opened on first use. */
+static struct dpdat_dev *
+dv_open_dev(void)
+{
+	struct dpdat_eal_conf ec = { .program = "dpdat-verbs",
+				     .mem_mb = 1024 };
+	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_THREAD,
+				     .max_qps = DV_MAX_QP };
+	uint64_t mtu = 0;
+	const char *eal;
+	int ret;
+
+	pthread_mutex_lock(&dv_lock);
+	if (dv_dev != NULL)
+		goto out;
+	if (!dv_eal_up && dpdat_eal_attach() == 0) {
+		dv_eal_up = true;	/* the program's own EAL */
+	} else if (!dv_eal_up) {
+		eal = dpdat_env_str("DPDAT_VERBS_EAL");
+		ec.extra_words = eal != NULL ? eal : "";
+		ret = dpdat_eal_init(&ec);
+		if (ret < 0) {
+			DV_LOG("%s: EAL: %s", DV_NAME, rte_strerror(-ret));
+			errno = -ret;
+			goto out;
+		}
+		dv_eal_up = true;
+	}
+	dc.port.device = dpdat_env_str("DPDAT_VERBS_DEVICE");
+	dc.port.ipv4 = dpdat_env_str("DPDAT_VERBS_IPV4");
+	if (dpdat_env_uint("DPDAT_VERBS_MTU", 576, 9216, &mtu) < 0) {
+		errno = EINVAL;
+		goto out;
+	}
+	dc.port.mtu = (uint16_t)mtu;
+	dc.port.link_wait_s = 0;	/* the port comes up on its own */
+	dv_dev = dpdat_dev_open(&dc);
+	if (dv_dev == NULL) {
+		DV_LOG("%s: device %s: %s", DV_NAME, dc.port.device,
+		       rte_strerror(rte_errno));
+		errno = rte_errno;
+	}
+out:
+	pthread_mutex_unlock(&dv_lock);
+	return dv_dev;
+}
+
+static int dv_query_port(struct ibv_context *ctx, uint8_t port,
+			 struct ibv_port_attr *attr, size_t len);
+static int dv_query_device_ex(struct ibv_context *ctx,
+			      const struct ibv_query_device_ex_input *in,
+			      struct ibv_device_attr_ex *attr, size_t len);
+
+struct ibv_context *
+ibv_open_device(struct ibv_device *device)
+{
+	struct dv_context *c;
+
+	if (!dv_ours_dev(device))
+		return NEXT(ibv_open_device, "IBVERBS_1.1",
+			    struct ibv_context *(*)(struct ibv_device *))(device);
+	if (dv_open_dev() == NULL)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->dev = dv_dev;
+	c->vc.sz = sizeof(c->vc);
+	c->vc.query_port = dv_query_port;
+	c->vc.query_device_ex = dv_query_device_ex;
+	c->vc.context.device = &dv_device;
+	c->vc.context.cmd_fd = -1;
+	c->vc.context.async_fd = -1;
+	c->vc.context.num_comp_vectors = 1;
+	pthread_mutex_init(&c->vc.context.mutex, NULL);
+	c->vc.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	return &c->vc.context;
+}
+
+int
+ibv_close_device(struct ibv_context *ctx)
+{
+	if (!dv_ours(ctx))
+		return NEXT(ibv_close_device, "IBVERBS_1.1",
+			    int (*)(struct ibv_context *))(ctx);
+	pthread_mutex_destroy(&ctx->mutex);
+	free(dv_ctx(ctx));
+	return 0;
+}
+
+/* ---- queries ---- */
+
+static void
+dv_device_attr(struct ibv_device_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	snprintf(a->fw_ver, sizeof(a->fw_ver), "dpdat %s", DPDAT_VERSION_STR);
+	a->node_guid = dv_guid();
+	a->sys_image_guid = a->node_guid;
+	a->max_mr_size = UINT64_MAX;
+	a->page_size_cap = 4096;
+	a->vendor_id = DV_VENDOR_ID;
+	a->max_qp = DV_MAX_QP;
+	a->max_qp_wr = DV_MAX_WR;
+	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
+			      IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_SHUTDOWN_PORT;
+	a->max_sge = DPDAT_MAX_SGE;
+	a->max_sge_rd = DPDAT_MAX_SGE;
+	a->max_cq = DV_MAX_QP * 2;
+	a->max_cqe = DV_MAX_CQE;
+	a->max_mr = DPDAT_MR_MAX_CONTEXTS;
+	a->max_pd = 1024;
+	a->max_qp_rd_atom = DV_MAX_RD;
+	a->max_qp_init_rd_atom = DV_MAX_RD;
+	a->max_res_rd_atom = DV_MAX_RD * DV_MAX_QP;
+	a->atomic_cap = IBV_ATOMIC_HCA;
+	a->max_srq = DV_MAX_QP;
+	a->max_srq_wr = DV_MAX_WR;
+	a->max_srq_sge = DPDAT_MAX_SGE;
+	a->max_pkeys = 1;
+	a->phys_port_cnt = 1;
+}
+
+int
+ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *attr)
+{
+	if (!dv_ours(ctx))
+		return NEXT(ibv_query_device, "IBVERBS_1.1",
+			    int (*)(struct ibv_context *,
+				    struct ibv_device_attr *))(ctx, attr);
+	dv_device_attr(attr);
+	return 0;
+}
+
+static int
+dv_query_device_ex(struct ibv_context *ctx,
+		   const struct ibv_query_device_ex_input *in,
+		   struct ibv_device_attr_ex *attr, size_t len)
+{
+	(void)ctx;
+	if (in != NULL && in->comp_mask != 0)
+		return EINVAL;
+	if (len < sizeof(attr->orig_attr))
+		return EINVAL;
+	memset(attr, 0, len);
+	dv_device_attr(&attr->orig_attr);
+	return 0;
+}
+
+/* The largest IBTA MTU a frame of mtu bytes carries with the RoCEv2
+ * headers (IPv4, UDP, BTH, RETH, immediate, ICRC: 64 bytes). */
+static enum ibv_mtu
+dv_mtu(unsigned int mtu)
+{
+	enum ibv_mtu m = IBV_MTU_256;
+
+	for (unsigned int b = 512, e = IBV_MTU_512; b <= 4096; b *= 2, e++)
+		if (b + 64 <= mtu)
+			m = (enum ibv_mtu)e;
+	return m;
+}
+
+static int
+dv_query_port(struct ibv_context *ctx, uint8_t port,
+	      struct ibv_port_attr *attr, size_t len)
+{
+	struct dpdat_port_info pi;
+	struct ibv_port_attr a;
+
+	if (port != 1)
+		return EINVAL;
+	if (dpdat_port_query(dpdat_dev_port(dv_ctx(ctx)->dev), &pi) != 0)
+		return EIO;
+	memset(&a, 0, sizeof(a));
+	a.state = pi.link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	a.max_mtu = IBV_MTU_4096;
+	a.active_mtu = dv_mtu(pi.mtu);
+	a.gid_tbl_len = 1;
+	a.port_cap_flags = IBV_PORT_CM_SUP;
+	a.max_msg_sz = 1U << 31;
+	a.pkey_tbl_len = 1;
+	a.active_width = 1;	/* 1X */
+	a.active_speed = 0x20;	/* 25 Gb/s a lane, as 25 GbE NICs say */
+	a.phys_state = pi.link_up ? 5 : 3;	/* LinkUp : Disabled */
+	a.link_layer = IBV_LINK_LAYER_ETHERNET;
+	memcpy(attr, &a, len < sizeof(a) ? len : sizeof(a));
+	return 0;
+}
+
+int
+ibv_query_port(struct ibv_context *ctx, uint8_t port,
+	       struct _compat_ibv_port_attr *attr)
+{
+	if (!dv_ours(ctx))
+		return NEXT(ibv_query_port, "IBVERBS_1.1",
+			    int (*)(struct ibv_context *, uint8_t,
+				    struct _compat_ibv_port_attr *))(ctx, port,
+								     attr);
+	/* the old layout is the new one without its last fields */
+	return dv_query_port(ctx, port, (struct ibv_port_attr *)attr,
+			     offsetof(struct ibv_port_attr, link_layer) + 1);
+}
+
+int
+ibv_query_gid(struct ibv_context *ctx, uint8_t port, int index,
+	      union ibv_gid *gid)
+{
+	struct dpdat_port_info pi;
+
+	if (!dv_ours(ctx))
+		return NEXT(ibv_query_gid, "IBVERBS_1.1",
+			    int (*)(struct ibv_context *, uint8_t, int,
+				    union ibv_gid *))(ctx, port, index, gid);
+	if (port != 1 || index != 0 ||
+	    dpdat_port_query(dpdat_dev_port(dv_ctx(ctx)->dev), &pi) != 0)
+		return -1;
+	/* RoCEv2 over IPv4: the IPv4-mapped IPv6 address */
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[10] = gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], &pi.ipv4, 4);
+	return 0;
+}
+
+/* libibverbs' private query of a GID's type (ibv_devinfo uses it), in
+ * its private enum ibv_gid_type_sysfs: IB or RoCE v1 0, RoCE v2 1 */
+int
+ibv_query_gid_type(struct ibv_context *ctx, uint8_t port,
+		   unsigned int index, int *type)
+{
+	if (!dv_ours(ctx))
+		return NEXT(ibv_query_gid_type, "IBVERBS_PRIVATE_34",
+			    int (*)(struct ibv_context *, uint8_t,
+				    unsigned int, int *))(ctx, port, index,
+							  type);
+	if (port != 1 || index != 0)
+		return -1;
+	*type = 1;	/* IBV_GID_TYPE_SYSFS_ROCE_V2 */
+	return 0;
+}
+
+int
+ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index,
+	       __be16 *pkey)
+{
+	if (!dv_ours(ctx))
+		return NEXT(ibv_query_pkey, "IBVERBS_1.1",
+			    int (*)(struct ibv_context *, uint8_t, int,
+				    __be16 *))(ctx, port, index, pkey);
+	if (port != 1 || index != 0)
+		return -1;
+	*pkey = htobe16(0xffff);	/* the default partition */
+	return 0;
+}
+
+/* ---- what dpdat0 does not do yet: a clear error, never a crash ---- */
+
+struct ibv_pd *
+ibv_alloc_pd(struct ibv_context *ctx)
+{
+	static int said;
+
+	if (!dv_ours(ctx))
+		return NEXT(ibv_alloc_pd, "IBVERBS_1.1",
+			    struct ibv_pd *(*)(struct ibv_context *))(ctx);
+	dv_unsupported("ibv_alloc_pd", &said);
+	return NULL;
+}
+
+struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	static int said;
+
+	if (!dv_ours(ctx))
+		return NEXT(ibv_create_comp_channel, "IBVERBS_1.0",
+			    struct ibv_comp_channel *(*)(struct ibv_context *))(ctx);
+	dv_unsupported("ibv_create_comp_channel", &said);
+	return NULL;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	static int said;
+
+	if (!dv_ours(ctx))
+		return NEXT(ibv_create_cq, "IBVERBS_1.1",
+			    struct ibv_cq *(*)(struct ibv_context *, int,
+					       void *, struct ibv_comp_channel *,
+					       int))(ctx, cqe, cq_context,
+						     channel, comp_vector);
+	dv_unsupported("ibv_create_cq", &said);
+	return NULL;
+}
