@@ -41,7 +41,12 @@ expect 'GID\[ *0\]:[[:space:]]+::ffff:198\.18\.0\.7, RoCE v2' \
 cp "$tmp/out" "$tmp/devinfo"
 # a call dpdat0 does not have yet: a clear error, the program's own exit
 if command -v ibv_rc_pingpong >/dev/null; then
-	"${SAN_DAT[@]}" timeout 60 "$run" \
+	# it leaves its device list unfreed when it gives up (its own error
+	# path): no leak check for it
+	san=("${SAN_DAT[@]}")
+	[ ${#san[@]} -eq 0 ] ||
+		san+=("ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0")
+	"${san[@]}" timeout 60 "$run" \
 		--dev "net_memif0,role=server,socket=$sock" \
 		ibv_rc_pingpong -d dpdat0 -g 0 >"$tmp/out" 2>&1
 	st=$?
