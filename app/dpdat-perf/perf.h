@@ -52,6 +52,10 @@ struct perf_params {
 } __attribute__((packed));
 
 /* The command line. */
+/* dpdat's latency tests: how long an ACK waits for the answer to ride on
+ * (their engine polls inline, where the library holds none by default) */
+#define PERF_ACK_HOLD_NS 2000
+
 struct perf_opts {
 	enum perf_test test;
 	int server, all, gbits;
@@ -66,7 +70,8 @@ struct perf_opts {
 	unsigned int cpu;
 	int gbn;		/* --go-back-n */
 	uint32_t ack_hold_ns;	/* --ack-hold: dpdat_dev_conf.ack_hold_ns (0:
-				 * not given, the library's default) */
+				 * not given: PERF_ACK_HOLD_NS in the latency
+				 * tests, else the library's default) */
 	uint32_t engines;	/* --engines, 0: one */
 	int bidir;		/* -b */
 	/* bw: WRs a post call (-l), one WR in cq_mod signalled (--cq-mod,

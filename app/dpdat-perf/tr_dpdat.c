@@ -105,7 +105,15 @@ open_dev(void)
 	dc.port.mtu = strcmp(o->ip, "auto") == 0 && !o->mtu_set ? 0 : o->mtu;
 	dc.port.link_wait_s = 30;
 	dc.go_back_n = o->gbn != 0;
-	dc.ack_hold_ns = o->ack_hold_ns;
+	/* the engine polls in this thread (inline), whose default holds no
+	 * ACK; a latency test polls all the time and answers at once: its
+	 * ACKs wait for the answer (the test name gives both sides the same) */
+	dc.ack_hold_ns = o->ack_hold_ns != 0 ? o->ack_hold_ns :
+			 perf_is_lat(o->test) ? PERF_ACK_HOLD_NS : 0;
+	if (dc.ack_hold_ns != 0 && dc.ack_hold_ns != DPDAT_ACK_HOLD_OFF)
+		printf("dpdat-perf: ACKs wait up to %u ns for a request to ride "
+		       "on%s\n", dc.ack_hold_ns, o->ack_hold_ns != 0 ? "" :
+		       " (latency test; --ack-hold 0: never)");
 	neng = o->engines ? o->engines : 1;
 	dc.port.queues = neng;
 	dev = devs[0] = dpdat_dev_open(&dc);

@@ -7,9 +7,13 @@
  * on dpdat, for unmodified verbs programs, preloaded ahead of the system's
  * libibverbs (dpdat-run). This first part is the device: dpdat0 joins the
  * system's device list and opens, and its device, port and GID queries
- * answer (ibv_devinfo runs). Every other call on a dpdat0 object fails
- * with EOPNOTSUPP, naming the call; objects of other devices (a real RDMA
- * NIC on the host) go to the system's libibverbs untouched.
+ * answer (ibv_devinfo runs). The exported calls that make objects on a
+ * dpdat0 context (ibv_alloc_pd, ibv_import_pd, ibv_create_cq,
+ * ibv_create_comp_channel) fail with EOPNOTSUPP, naming the call, and the
+ * inline ones of verbs.h find no operation in its verbs_context and fail
+ * the same: libibverbs' own, which would follow the context's private
+ * part (NULL here), are never reached. Objects of other devices (a real
+ * RDMA NIC on the host) go to the system's libibverbs untouched.
  *
  * Settings (lib/conf): DPDAT_VERBS_DEVICE, DPDAT_VERBS_IPV4,
  * DPDAT_VERBS_MTU, DPDAT_VERBS_EAL.
@@ -417,9 +421,10 @@ ibv_query_port(struct ibv_context *ctx, uint8_t port,
 			    int (*)(struct ibv_context *, uint8_t,
 				    struct _compat_ibv_port_attr *))(ctx, port,
 								     attr);
-	/* the old layout is the new one without its last fields */
+	/* the old layout is the new one up to flags */
 	return dv_query_port(ctx, port, (struct ibv_port_attr *)attr,
-			     offsetof(struct ibv_port_attr, link_layer) + 1);
+			     offsetof(struct ibv_port_attr, flags) +
+			     sizeof(((struct ibv_port_attr *)0)->flags));
 }
 
 int
@@ -459,6 +464,64 @@ ibv_query_gid_type(struct ibv_context *ctx, uint8_t port,
 	return 0;
 }
 
+/* GID 0 as an entry of the extended queries (the inline ibv_query_gid_ex
+ * and ibv_query_gid_table call these). */
+static int
+dv_gid_entry(struct ibv_context *ctx, struct ibv_gid_entry *e)
+{
+	memset(e, 0, sizeof(*e));
+	if (ibv_query_gid(ctx, 1, 0, &e->gid) != 0)
+		return EIO;
+	e->gid_index = 0;
+	e->port_num = 1;
+	e->gid_type = IBV_GID_TYPE_ROCE_V2;
+	e->ndev_ifindex = 0;	/* no kernel interface */
+	return 0;
+}
+
+int
+_ibv_query_gid_ex(struct ibv_context *ctx, uint32_t port, uint32_t index,
+		  struct ibv_gid_entry *entry, uint32_t flags, size_t size)
+{
+	struct ibv_gid_entry e;
+	int ret;
+
+	if (!dv_ours(ctx))
+		return NEXT(_ibv_query_gid_ex, "IBVERBS_1.11",
+			    int (*)(struct ibv_context *, uint32_t, uint32_t,
+				    struct ibv_gid_entry *, uint32_t,
+				    size_t))(ctx, port, index, entry, flags,
+					     size);
+	if (flags != 0 || entry == NULL || size < sizeof(e))
+		return EINVAL;
+	if (port != 1 || index != 0)
+		return ENODATA;
+	ret = dv_gid_entry(ctx, &e);
+	if (ret == 0)
+		memcpy(entry, &e, sizeof(e));
+	return ret;
+}
+
+ssize_t
+_ibv_query_gid_table(struct ibv_context *ctx, struct ibv_gid_entry *entries,
+		     size_t max, uint32_t flags, size_t size)
+{
+	int ret;
+
+	if (!dv_ours(ctx))
+		return NEXT(_ibv_query_gid_table, "IBVERBS_1.11",
+			    ssize_t (*)(struct ibv_context *,
+					struct ibv_gid_entry *, size_t,
+					uint32_t, size_t))(ctx, entries, max,
+							   flags, size);
+	if (flags != 0 || entries == NULL || size < sizeof(*entries))
+		return -EINVAL;
+	if (max < 1)
+		return -EINVAL;
+	ret = dv_gid_entry(ctx, entries);
+	return ret == 0 ? 1 : -ret;
+}
+
 int
 ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index,
 	       __be16 *pkey)
@@ -484,6 +547,19 @@ ibv_alloc_pd(struct ibv_context *ctx)
 		return NEXT(ibv_alloc_pd, "IBVERBS_1.1",
 			    struct ibv_pd *(*)(struct ibv_context *))(ctx);
 	dv_unsupported("ibv_alloc_pd", &said);
+	return NULL;
+}
+
+struct ibv_pd *
+ibv_import_pd(struct ibv_context *ctx, uint32_t handle)
+{
+	static int said;
+
+	if (!dv_ours(ctx))
+		return NEXT(ibv_import_pd, "IBVERBS_1.10",
+			    struct ibv_pd *(*)(struct ibv_context *,
+					       uint32_t))(ctx, handle);
+	dv_unsupported("ibv_import_pd", &said);
 	return NULL;
 }
 

@@ -70,10 +70,14 @@ struct dpdat_dev_conf {
 	 *  on a QP whose consumer answers requests: one that sent a request
 	 *  within 8 holds of the last ACK it owed, and has not let a held
 	 *  ACK wait the hold out since. Other QPs' ACKs leave in the engine
-	 *  pass that owes them. 0 (the default): 2000 ns, plenty for a
-	 *  ping-pong's answer; DPDAT_ACK_HOLD_OFF: never held (an ACK rides
-	 *  only on a request of the same pass). With inline progress a held
-	 *  ACK leaves at the consumer's next poll of the device. */
+	 *  pass that owes them. At most 100000. 0 (the default): 2000 ns with
+	 *  an engine thread (DPDAT_PROGRESS_THREAD), plenty for a ping-pong's
+	 *  answer, and none with inline progress, where a held ACK leaves
+	 *  only at the consumer's next poll of the device: set it there when
+	 *  the consumer polls all the time (a ping-pong, a trading loop); one
+	 *  that stops polling after a request it does not answer keeps the
+	 *  peer's WR from completing meanwhile. DPDAT_ACK_HOLD_OFF: never
+	 *  held (an ACK rides only on a request of the same pass). */
 	uint32_t ack_hold_ns;
 };
 

@@ -70,7 +70,7 @@ static const struct dpdat_env_info conf_table[] = {
 	{ "DPDAT_VERBS_IPV4", S, "198.18.0.1", "verbs",
 	  "dpdat0's IPv4 address, or auto (the interface's, af_xdp and af_packet) (dpdat-run --ip)" },
 	{ "DPDAT_VERBS_MTU", U, NULL, "verbs",
-	  "dpdat0's port MTU; unset: the device's, 1500 on memif" },
+	  "dpdat0's port MTU; unset: dpdat's default for the device (4200 on memif)" },
 	{ "DPDAT_VERBS_EAL", S, NULL, "verbs",
 	  "extra EAL arguments when dpdat0 brings the EAL up, split at ';'" },
 	/* the RSMAPI library */

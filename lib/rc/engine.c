@@ -344,6 +344,24 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 	rc_work_check(dev, now);
 }
 
+/* The ACK hold of a device, in TSC cycles: what the consumer asked for (at
+ * most RC_ACK_HOLD_MAX_NS), or by default RC_ACK_HOLD_NS with an engine
+ * thread and none with inline progress, where a held ACK waits for the
+ * consumer's next poll: one that stops polling after a request it does
+ * not answer would keep its peer's WR from completing, its QP retrying. */
+uint64_t
+rc_ack_hold_tsc(const struct dpdat_dev_conf *conf, uint64_t tsc_hz)
+{
+	uint64_t ns = conf->ack_hold_ns;
+
+	if (ns == DPDAT_ACK_HOLD_OFF)
+		return 0;
+	if (ns == 0)
+		ns = conf->progress == DPDAT_PROGRESS_THREAD ? RC_ACK_HOLD_NS : 0;
+	ns = RTE_MIN(ns, (uint64_t)RC_ACK_HOLD_MAX_NS);
+	return tsc_hz / 1000 * ns / 1000000;
+}
+
 int
 rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 {
@@ -371,9 +389,7 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	pthread_mutex_init(&dev->lock, NULL);
 	dev->progress = conf->progress;
 	dev->tsc_hz = rte_get_tsc_hz();
-	dev->ack_hold_tsc = conf->ack_hold_ns == DPDAT_ACK_HOLD_OFF ? 0 :
-		dev->tsc_hz * (conf->ack_hold_ns != 0 ? conf->ack_hold_ns :
-			       RC_ACK_HOLD_NS) / 1000000000;
+	dev->ack_hold_tsc = rc_ack_hold_tsc(conf, dev->tsc_hz);
 	dev->go_back_n = conf->go_back_n;
 	/* selective repeat holds received mbufs: at most a quarter of the
 	 * pool, the rest keeps receiving */

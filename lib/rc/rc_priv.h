@@ -51,9 +51,12 @@ extern int dpdat_rc_logtype;
 #define RC_RTO_FLOOR_SR_US 200		/* the same, selective repeat */
 #define RC_RTO_INIT_US	10000		/* before the first round trip sample */
 /* How long an ACK that may ride on a request waits for one, by default
- * (dpdat_dev_conf.ack_hold_ns 0), on a QP whose consumer answers within
- * it (a ping-pong's answer comes well within it). */
+ * with an engine thread (dpdat_dev_conf.ack_hold_ns 0), on a QP whose
+ * consumer answers requests (a ping-pong's answer comes well within it);
+ * at most RC_ACK_HOLD_MAX_NS, well below the shortest retransmission
+ * timeout (RC_RTO_FLOOR_SR_US). */
 #define RC_ACK_HOLD_NS	2000
+#define RC_ACK_HOLD_MAX_NS 100000
 /* A consumer that sends a request within this many holds of the last ACK
  * it owed answers requests (qp->pingpong). The ACK that went alone at
  * once is in that time: over af_xdp its transmit kick (a system call)
@@ -455,6 +458,7 @@ void rc_input(struct dpdat_dev *dev, struct rte_mbuf *m,
 /* Once per engine iteration, after the received burst: coalesced ACKs,
  * then every QP pulls what was posted, runs its timers and sends. */
 void rc_progress(struct dpdat_dev *dev, uint64_t now);
+uint64_t rc_ack_hold_tsc(const struct dpdat_dev_conf *conf, uint64_t tsc_hz);
 /* What event queues of this device run to make progress: NULL when the
  * engine has its own thread. */
 evq_progress_fn rc_dev_progress_fn(const struct dpdat_dev *dev);

@@ -83,7 +83,7 @@ static struct {
 	int gbn;	/* this side refuses selective repeat */
 	int expect_ext;	/* -1: no check, else DPDAT_QP_EXT_* */
 	int lists;	/* post lists, one WR in lists signalled */
-	uint32_t ack_hold;	/* ns; 0: ACKs leave at once */
+	uint32_t ack_hold;	/* ns; 0: the library's default (inline: none) */
 	int rounds;	/* of the sizes */
 	int expect_ride;	/* -1: no check, 0: none, 1: both ways */
 } o = { .retry = 7, .nqps = 1, .depth = 4, .pmtu = 1024, .mtu = 1500,
