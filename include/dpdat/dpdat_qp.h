@@ -36,6 +36,18 @@ enum dpdat_progress {
 	DPDAT_PROGRESS_THREAD = 0,
 	/** dpdat_cq_poll(), dpdat_cq_wait() and dpdat_dev_progress() run it. */
 	DPDAT_PROGRESS_INLINE,
+	/** Both: an engine thread, and dpdat_cq_poll() and
+	 *  dpdat_dev_progress() run the engine too. While a consumer polls
+	 *  busily (16 polls in 20 us or more) the thread sleeps, 50 us at a
+	 *  time, leaving the core to the poller, which then sees its
+	 *  completions without a hand-over between threads; when busy
+	 *  polling stops (the consumer sleeps in dpdat_cq_wait() or on a
+	 *  CQ's fd, polls once per wake-up, or works elsewhere) the thread
+	 *  takes over within one such nap. For consumers that may do either, on machines with
+	 *  fewer cores than busy threads: a polling consumer and a polling
+	 *  engine thread would otherwise share one core by the scheduler's
+	 *  time slices. Zero-copy READ responses stay off. */
+	DPDAT_PROGRESS_HYBRID,
 };
 
 /** dpdat_dev_conf.ack_hold_ns: ACKs never wait for a request to ride on. */
@@ -133,8 +145,25 @@ dpdat_dev_neighbours(struct dpdat_dev *dev, struct dpdat_neigh *out,
 		     unsigned int max);
 
 /**
+ * Find the Ethernet address of the host at @p ipv4 (network order) on the
+ * device's link, asking with ARP (or the kernel's neighbour table on a
+ * kernel-shared port) and waiting up to @p timeout_ms for the answer; with
+ * inline progress it runs the engine meanwhile. For consumers that address
+ * a peer themselves (dpdat_qp_connect()) rather than through the
+ * connection manager, which resolves on its own.
+ *
+ * @return 0 with *mac set, -EBADF, -EINVAL (mac NULL, timeout_ms < 0),
+ *   -EHOSTUNREACH (no answer in time, or the neighbour failed recently),
+ *   -ENOSPC (the neighbour table is full).
+ */
+int
+dpdat_dev_resolve(struct dpdat_dev *dev, uint32_t ipv4,
+		  struct rte_ether_addr *mac, int timeout_ms);
+
+/**
  * Run the engine once (receive a burst, send what is queued, run timers).
- * In thread mode this returns -EBUSY: the thread does it.
+ * In thread mode this returns -EBUSY: the thread does it. In hybrid mode
+ * it runs the engine unless the thread is running it at that moment.
  *
  * @return Packets handled (>= 0), -EBADF, -EBUSY.
  */
@@ -236,7 +265,8 @@ struct dpdat_cq *
 dpdat_cq_create(struct dpdat_dev *dev, uint32_t size);
 
 /**
- * Take up to @p n completions. In inline mode it runs the engine first.
+ * Take up to @p n completions. In inline and hybrid modes it runs the
+ * engine first (hybrid: unless the engine thread is running it).
  *
  * @return Completions taken (0..n), or -EBADF, -EINVAL.
  */
@@ -386,6 +416,30 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf);
  */
 int
 dpdat_qp_connect(struct dpdat_qp *qp, const struct dpdat_qp_remote *remote);
+
+/** The send side of a QP, as verbs' move from RTR to RTS sets it. */
+struct dpdat_qp_send_attr {
+	uint32_t sq_psn;		/**< the first send PSN */
+	uint8_t retry_cnt;		/**< as in dpdat_qp_remote */
+	uint8_t rnr_retry;
+	uint8_t timeout;
+	uint8_t max_rd_atomic;
+};
+
+/**
+ * Set the send side of a connected QP before it sends: its first PSN, in
+ * place of the random one dpdat_qp_create() chose, and the retry counts,
+ * timeout and READs in flight that dpdat_qp_connect() took. For consumers
+ * that connect the receive side first and learn the send side later, as
+ * verbs does (RTR, then RTS with the application's sq_psn). Not while
+ * another thread posts to the QP.
+ *
+ * @return 0, -EBADF, -EINVAL (a NULL attr, sq_psn above 2^24 - 1, counts
+ *   as dpdat_qp_remote), -EBUSY (not connected, or a send work request
+ *   was posted already).
+ */
+int
+dpdat_qp_set_send(struct dpdat_qp *qp, const struct dpdat_qp_send_attr *attr);
 
 /** @return 0, -EBADF, -EINVAL. */
 int

@@ -211,15 +211,57 @@ dev_thread_readers_free(struct dpdat_dev *dev)
 	dev->n_treaders = 0;
 }
 
+/* Hybrid progress: a consumer that ran the engine DEV_POLL_BUSY times or
+ * more in the last sample (of DEV_POLL_SAMPLE_US or longer) polls busily:
+ * the thread sleeps DEV_NAP_US at a time meanwhile. */
+#define DEV_POLL_SAMPLE_US	20
+#define DEV_POLL_BUSY		16
+#define DEV_NAP_US		50
+
+struct dev_hybrid {
+	uint64_t period;	/* DEV_POLL_SAMPLE_US in TSC cycles */
+	uint64_t tsc;		/* the last sample */
+	uint64_t polls;		/* dev->polls then */
+	bool busy;
+};
+
+static bool
+dev_consumer_polls(const struct dpdat_dev *dev, struct dev_hybrid *hy)
+{
+	uint64_t now = rte_get_tsc_cycles(), polls;
+
+	if (now - hy->tsc >= hy->period) {
+		polls = __atomic_load_n(&dev->polls, __ATOMIC_RELAXED);
+		hy->busy = polls - hy->polls >= DEV_POLL_BUSY;
+		hy->polls = polls;
+		hy->tsc = now;
+	}
+	return hy->busy;
+}
+
 static void *
 dev_engine_thread(void *arg)
 {
 	struct dpdat_dev *dev = arg;
+	struct dev_hybrid hy = {
+		.period = rte_get_tsc_hz() * DEV_POLL_SAMPLE_US / 1000000 };
 	unsigned int idle = 0;
 	uint32_t held;
 
 	dpdat_mr_reader_online(dev->dom, dev->reader);
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
+		/* hybrid: a consumer polls busily and runs the engine; leave
+		 * it the core (nothing of the thread's can be held: no
+		 * zero-copy READs in this mode). One that polls now and then
+		 * (after each wake-up) is not busy: the thread runs. */
+		if (dev->progress == DPDAT_PROGRESS_HYBRID &&
+		    dev_consumer_polls(dev, &hy)) {
+			dpdat_mr_reader_offline(dev->dom, dev->reader);
+			rte_delay_us_sleep(DEV_NAP_US);
+			dpdat_mr_reader_online(dev->dom, dev->reader);
+			idle = 0;
+			continue;
+		}
 		rc_lock_engine(dev);
 		if (dev_iter(dev) == 0)
 			idle++;
@@ -289,10 +331,40 @@ dpdat_dev_neighbours(struct dpdat_dev *dev, struct dpdat_neigh *out,
 }
 
 int
+dpdat_dev_resolve(struct dpdat_dev *dev, uint32_t ipv4,
+		  struct rte_ether_addr *mac, int timeout_ms)
+{
+	const uint64_t hz = rte_get_tsc_hz();
+	uint64_t end;
+	int ret;
+
+	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
+		return -EBADF;
+	if (mac == NULL || timeout_ms < 0)
+		return -EINVAL;
+	end = rte_get_tsc_cycles() + hz * (uint64_t)timeout_ms / 1000;
+	for (;;) {
+		rc_lock_engine(dev);
+		ret = port_resolve(dev->port, ipv4, mac);
+		rc_unlock_engine(dev);
+		if (ret != -EAGAIN)
+			return ret;
+		if ((int64_t)(rte_get_tsc_cycles() - end) >= 0)
+			return -EHOSTUNREACH;
+		if (dev->progress == DPDAT_PROGRESS_INLINE)
+			dev_run(dev);
+		else
+			rte_delay_us_sleep(200);
+	}
+}
+
+int
 dpdat_dev_progress(struct dpdat_dev *dev)
 {
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
 		return -EBADF;
+	if (dev->progress == DPDAT_PROGRESS_HYBRID)
+		return rc_dev_poll_run(dev);
 	if (dev->progress != DPDAT_PROGRESS_INLINE)
 		return -EBUSY;
 	return dev_run(dev);
@@ -364,7 +436,7 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 	struct dpdat_dev *dev;
 	int ret;
 
-	if (conf == NULL || conf->progress > DPDAT_PROGRESS_INLINE ||
+	if (conf == NULL || conf->progress > DPDAT_PROGRESS_HYBRID ||
 	    conf->max_qps > (1u << 20) ||
 	    (conf->pin_cpu && !dev_cpu_allowed(conf->cpu)) ||
 	    (conf->share != NULL && conf->share->magic != RC_MAGIC_DEV) ||
@@ -408,7 +480,7 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		goto err_rc;
 	dev->magic = RC_MAGIC_DEV;
 	dev_tel_add(dev);
-	if (dev->progress == DPDAT_PROGRESS_THREAD) {
+	if (dev->progress != DPDAT_PROGRESS_INLINE) {
 		ret = dev_engine_start(dev, conf);
 		if (ret != 0)
 			goto err_cm;

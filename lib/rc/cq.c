@@ -58,6 +58,8 @@ dpdat_cq_poll(struct dpdat_cq *cq, struct dpdat_wc *wc, int n)
 		return -EBADF;
 	if (wc == NULL || n < 0)
 		return -EINVAL;
+	if (cq->dev->progress == DPDAT_PROGRESS_HYBRID)
+		rc_dev_poll_run(cq->dev);
 	return (int)evq_poll(&cq->evq, wc, (unsigned int)n);
 }
 

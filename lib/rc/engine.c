@@ -52,6 +52,15 @@ rc_dev_progress_fn(const struct dpdat_dev *dev)
 	return dev->progress == DPDAT_PROGRESS_INLINE ? rc_run_cb : NULL;
 }
 
+int
+rc_dev_poll_run(struct dpdat_dev *dev)
+{
+	__atomic_store_n(&dev->polls,
+			 __atomic_load_n(&dev->polls, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+	return dev->run(dev);
+}
+
 /* Send the batch; what the device cannot take now stays for the next
  * iteration (back-pressure instead of loss: producers check rc_tx_room). */
 void
@@ -357,7 +366,8 @@ rc_ack_hold_tsc(const struct dpdat_dev_conf *conf, uint64_t tsc_hz)
 	if (ns == DPDAT_ACK_HOLD_OFF)
 		return 0;
 	if (ns == 0)
-		ns = conf->progress == DPDAT_PROGRESS_THREAD ? RC_ACK_HOLD_NS : 0;
+		ns = conf->progress != DPDAT_PROGRESS_INLINE ?
+		     RC_ACK_HOLD_NS : 0;
 	ns = RTE_MIN(ns, (uint64_t)RC_ACK_HOLD_MAX_NS);
 	return tsc_hz / 1000 * ns / 1000000;
 }

@@ -59,6 +59,17 @@ qp_release(struct dpdat_qp *qp)
 	free(qp);
 }
 
+/* Engine held, before the QP sends: its first PSN. */
+static void
+qp_set_isn(struct dpdat_qp *qp, uint32_t isn)
+{
+	qp->isn = isn;
+	qp->psn = qp->una = qp->frontier = qp->max_sent = qp->isn;
+	qp->acked = roce_psn_add(qp->isn, ROCE_PSN_MASK);
+	if (qp->sr != NULL)
+		qp->sr->rd_top = qp->isn;
+}
+
 /* A tag for a new QP: never 0; 64 bits do not wrap in a process's life. */
 static uint64_t
 qp_tag_new(void)
@@ -111,9 +122,7 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	qp->isn = (uint32_t)rte_rand() & ROCE_PSN_MASK;
-	qp->psn = qp->una = qp->frontier = qp->max_sent = qp->isn;
-	qp->acked = roce_psn_add(qp->isn, ROCE_PSN_MASK);
+	qp_set_isn(qp, (uint32_t)rte_rand() & ROCE_PSN_MASK);
 	qp->state = DPDAT_QPS_INIT;
 	qp->magic = RC_MAGIC_QP;
 
@@ -173,29 +182,45 @@ dpdat_qp_connect(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	return 0;
 }
 
+/* Engine held: retries, timeout and READs in flight of the requester. */
+static void
+qp_send_params(struct dpdat_qp *qp, uint8_t retry_cnt, uint8_t rnr_retry,
+	       uint8_t timeout, uint8_t max_rd_atomic)
+{
+	const uint64_t hz = qp->dev->tsc_hz;
+	uint64_t us;
+
+	qp->retry_cnt = retry_cnt;
+	qp->rnr_retry = rnr_retry;
+	qp->retries_left = retry_cnt;
+	qp->rnr_left = rnr_retry;
+	/* never more than a dpdat responder holds (RC_MAX_RD): it keeps
+	 * that many atomic results to answer duplicates from */
+	qp->max_rd = max_rd_atomic ? RTE_MIN(max_rd_atomic,
+					     (uint8_t)RC_MAX_RD) : RC_MAX_RD;
+	/* IB encoding: 4.096 us * 2^timeout; 14 is 67 ms */
+	us = (4096ull << (timeout ? timeout : 14)) / 1000;
+	qp->timeout_tsc = (uint64_t)((double)us * hz / 1e6);
+	/* the consumer's timeout bounds the estimated one from above */
+	/* a spurious timeout resends one packet under selective repeat, a
+	 * window under go-back-N: the floors differ */
+	rc_rtt_init(&qp->rtt, hz * (qp->sr != NULL ?
+		    RC_RTO_FLOOR_SR_US : RC_RTO_FLOOR_US) / 1000000,
+		    qp->timeout_tsc, hz * RC_RTO_INIT_US / 1000000);
+	rc_rtt_init(&qp->ask_rtt, hz * RC_RTO_FLOOR_SR_US / 4000000,
+		    qp->timeout_tsc, qp->rtt.rto);
+}
+
 /* Engine held, r checked: the QP takes its peer and goes to RTS. */
 void
 rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 {
 	struct dpdat_dev *dev = qp->dev;
-	uint64_t us;
 
 	qp->dqpn = r->qpn;
 	qp->dip = r->ipv4;
 	qp->dmac = r->mac;
 	qp->pmtu = r->pmtu;
-	qp->retry_cnt = r->retry_cnt;
-	qp->rnr_retry = r->rnr_retry;
-	qp->retries_left = r->retry_cnt;
-	qp->rnr_left = r->rnr_retry;
-	/* never more than a dpdat responder holds (RC_MAX_RD): it keeps
-	 * that many atomic results to answer duplicates from */
-	qp->max_rd = r->max_rd_atomic ? RTE_MIN(r->max_rd_atomic,
-						(uint8_t)RC_MAX_RD) :
-		     RC_MAX_RD;
-	/* IB encoding: 4.096 us * 2^timeout; 14 is 67 ms */
-	us = (4096ull << (r->timeout ? r->timeout : 14)) / 1000;
-	qp->timeout_tsc = (uint64_t)((double)us * dev->tsc_hz / 1e6);
 	qp->wnd = RC_MAX_INFLIGHT;
 	qp->ackreq_every = RC_ACKREQ_EVERY;
 	qp->nak_repeat = (r->ext & DPDAT_QP_EXT_NAK_REPEAT) != 0;
@@ -205,18 +230,38 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	    rc_sr_enable(qp) != 0)
 		RC_LOG(WARNING, "qp %u: no memory for selective repeat: "
 		       "go-back-N", qp->qpn);
-	/* the consumer's timeout bounds the estimated one from above */
-	/* a spurious timeout resends one packet under selective repeat, a
-	 * window under go-back-N: the floors differ */
-	rc_rtt_init(&qp->rtt, dev->tsc_hz * (qp->sr != NULL ?
-		    RC_RTO_FLOOR_SR_US : RC_RTO_FLOOR_US) / 1000000,
-		    qp->timeout_tsc, dev->tsc_hz * RC_RTO_INIT_US / 1000000);
 	if (qp->sr != NULL)
 		qp->sr->rd_top = qp->isn;
-	rc_rtt_init(&qp->ask_rtt, dev->tsc_hz * RC_RTO_FLOOR_SR_US / 4000000,
-		    qp->timeout_tsc, qp->rtt.rto);
+	qp_send_params(qp, r->retry_cnt, r->rnr_retry, r->timeout,
+		       r->max_rd_atomic);
 	qp->epsn = r->psn;
 	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
+}
+
+int
+dpdat_qp_set_send(struct dpdat_qp *qp, const struct dpdat_qp_send_attr *a)
+{
+	int ret = 0;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (a == NULL || a->sq_psn > ROCE_PSN_MASK || a->retry_cnt > 7 ||
+	    a->rnr_retry > 7 || a->timeout > 31)
+		return -EINVAL;
+	rc_lock_engine(qp->dev);
+	/* sq_out counts every WR posted and not yet completed; psn moves
+	 * with every one the engine took */
+	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != DPDAT_QPS_RTS ||
+	    __atomic_load_n(&qp->sq_out, __ATOMIC_ACQUIRE) != 0 ||
+	    qp->psn != qp->isn) {
+		ret = -EBUSY;
+	} else {
+		qp_set_isn(qp, a->sq_psn);
+		qp_send_params(qp, a->retry_cnt, a->rnr_retry, a->timeout,
+			       a->max_rd_atomic);
+	}
+	rc_unlock_engine(qp->dev);
+	return ret;
 }
 
 int
@@ -293,14 +338,18 @@ rc_complete_send(struct dpdat_qp *qp, const struct rc_swqe *w,
 		.opcode = (enum dpdat_wr_opcode)w->opcode,
 		.byte_len = w->len, .qp_num = qp->qpn,
 	};
+	bool push;
 
 	/* only reached with the zero-copy memory released (rc_zc_done) or
 	 * on teardown, where whatever is still out goes back to the pool */
 	rc_zc_abandon((struct rc_swqe *)(uintptr_t)w);
 
-	if (w->signaled || status != DPDAT_WC_SUCCESS)
-		rc_cq_push(qp->scq, &wc);
+	push = w->signaled || status != DPDAT_WC_SUCCESS;
+	/* room first: a consumer that sees the completion may post at once
+	 * (w is the engine's copy, which no poster writes) */
 	__atomic_sub_fetch(&qp->sq_out, 1, __ATOMIC_RELEASE);
+	if (push)
+		rc_cq_push(qp->scq, &wc);
 }
 
 void
@@ -317,9 +366,10 @@ rc_complete_recv(struct dpdat_qp *qp, const struct rc_rwqe *w,
 		wc.imm_data = *imm;
 		wc.flags = DPDAT_WC_WITH_IMM;
 	}
-	rc_cq_push(qp->rcq, &wc);
+	/* room first, as for sends */
 	if (qp->srq == NULL)
 		__atomic_sub_fetch(&qp->rq_out, 1, __ATOMIC_RELEASE);
+	rc_cq_push(qp->rcq, &wc);
 }
 
 /* Engine: take what posting threads queued. */

@@ -441,6 +441,10 @@ struct dpdat_dev {
 	/* hooks of the layers above */
 	int (*run)(struct dpdat_dev *dev);	/* one engine iteration, if
 						 * nobody else runs it */
+	/* hybrid progress: consumer polls that ran the engine, counted
+	 * without a lock (a lost count is harmless: it only tells the
+	 * engine thread that someone polls busily) */
+	uint64_t polls __rte_cache_aligned;
 	void (*qp_gone)(void *ctx, struct dpdat_qp *qp);	/* engine held */
 	void *qp_gone_ctx;
 };
@@ -462,6 +466,9 @@ uint64_t rc_ack_hold_tsc(const struct dpdat_dev_conf *conf, uint64_t tsc_hz);
 /* What event queues of this device run to make progress: NULL when the
  * engine has its own thread. */
 evq_progress_fn rc_dev_progress_fn(const struct dpdat_dev *dev);
+/* Hybrid progress: a consumer's poll runs the engine (if nobody does) and
+ * says so to the engine thread, which sleeps meanwhile. */
+int rc_dev_poll_run(struct dpdat_dev *dev);
 void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
 /* Any thread, after posting to a QP: the engine visits it. */
 void rc_qp_ring(struct dpdat_qp *qp);
