@@ -4,9 +4,9 @@
 #
 # Debian's unmodified ibv_devinfo through dpdat-run: dpdat0 is listed, opens
 # and answers its device, port and GID queries (a RoCE v2 Ethernet port,
-# GID 0 the IPv4-mapped address), and a verbs call it does not have yet
-# fails with a clear error instead of a crash (ibv_rc_pingpong, which gets
-# its PD and MR and stops at its CQ).
+# GID 0 the IPv4-mapped address), and what it does not do fails with a
+# clear error instead of a crash (ibv_ud_pingpong, which gets its PD, MR
+# and CQ and stops at its UD QP).
 #   devinfo_check.sh <dpdat-run>
 set -u
 . "$(dirname "$0")/../sanitizer.sh"
@@ -40,8 +40,8 @@ expect 'max_qp_rd_atom:[[:space:]]+16' "16 READs a QP"
 expect 'GID\[ *0\]:[[:space:]]+::ffff:198\.18\.0\.7, RoCE v2' \
 	"GID 0 = ::ffff:198.18.0.7, RoCE v2"
 cp "$tmp/out" "$tmp/devinfo"
-# a call dpdat0 does not have yet: a clear error, the program's own exit
-if command -v ibv_rc_pingpong >/dev/null; then
+# what dpdat0 does not do: a clear error naming it, the program's own exit
+if command -v ibv_ud_pingpong >/dev/null; then
 	# it leaves its device list unfreed when it gives up (its own error
 	# path): no leak check for it
 	san=("${SAN_DAT[@]}")
@@ -49,11 +49,11 @@ if command -v ibv_rc_pingpong >/dev/null; then
 		san+=("ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0")
 	"${san[@]}" timeout 60 "$run" \
 		--dev "net_memif0,role=server,socket=$sock" \
-		ibv_rc_pingpong -d dpdat0 -g 0 >"$tmp/out" 2>&1
+		ibv_ud_pingpong -d dpdat0 -g 0 >"$tmp/out" 2>&1
 	st=$?
-	[ "$st" -eq 1 ] || fail "ibv_rc_pingpong: exit status $st, not 1"
-	expect 'ibv_create_cq on dpdat0: not supported yet' \
-		"refusal naming ibv_create_cq"
+	[ "$st" -eq 1 ] || fail "ibv_ud_pingpong: exit status $st, not 1"
+	expect 'ibv_create_qp of a QP type other than RC on dpdat0: not supported' \
+		"refusal naming ibv_create_qp"
 fi
 echo "ibv_devinfo:"
 grep -E 'hca_id|fw_ver|node_guid|link_layer|active_mtu|state|GID' "$tmp/devinfo"

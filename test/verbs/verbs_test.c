@@ -4,16 +4,20 @@
 
 /*
  * The project's own verbs program, built against Debian's libibverbs and
- * run through dpdat-run: every call dpdat0 answers so far, and every error
- * a program can provoke with them, checked.
+ * run through dpdat-run on one memif end with no peer: every object call
+ * dpdat0 answers (device, PD, MR, CQ, completion channel, the QP's state
+ * machine up to the peer), and every error a program can provoke with
+ * them, checked. The data path is the pair tests' (pair.sh).
  *   verbs_test        (under dpdat-run; exits 0 when every check holds)
  */
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <infiniband/verbs.h>
 
@@ -134,11 +138,144 @@ memory(struct ibv_context *ctx)
 	free(h);
 }
 
+/* A QP of pd on cq through RESET -> INIT: 0 or the error. */
+static int
+to_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static void
+objects(struct ibv_context *ctx)
+{
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 } };
+	struct ibv_qp_attr qa, rtr = { .qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024, .dest_qp_num = 77,
+		.max_dest_rd_atomic = 1, .min_rnr_timer = 12 };
+	struct ibv_qp_init_attr got;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq, *ecq, *bad_cq;
+	struct ibv_qp *qp, *bad_qp;
+	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad_swr;
+	struct ibv_recv_wr rwr = { .wr_id = 1 }, *bad_rwr;
+	struct ibv_wc wc;
+	struct ibv_pd *pd;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	pd = ibv_alloc_pd(ctx);
+	ch = ibv_create_comp_channel(ctx);
+	CHECK(pd != NULL && ch != NULL && ch->fd >= 0, "pd, channel: %s",
+	      strerror(errno));
+	if (pd == NULL || ch == NULL)
+		exit(1);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	ecq = ibv_create_cq(ctx, 64, &ev_ctx, ch, 0);
+	CHECK(cq != NULL && ecq != NULL && cq->cqe >= 64, "create_cq: %s",
+	      strerror(errno));
+	if (cq == NULL || ecq == NULL)
+		exit(1);
+	errno = 0;
+	bad_cq = ibv_create_cq(ctx, 0, NULL, NULL, 0);
+	CHECK(bad_cq == NULL && errno == EINVAL, "cqe 0: %s", strerror(errno));
+	CHECK(ibv_poll_cq(cq, 4, &wc) == 0, "an empty CQ polled non-empty");
+	CHECK(ibv_req_notify_cq(cq, 0) == EINVAL,
+	      "req_notify_cq without a channel");
+	CHECK(ibv_req_notify_cq(ecq, 0) == 0, "req_notify_cq");
+	/* nothing completes: the channel has no event (non-blocking) */
+	CHECK(fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) == 0,
+	      "O_NONBLOCK");
+	errno = 0;
+	CHECK(ibv_get_cq_event(ch, &ev_cq, &ev_ctx) == -1 && errno == EAGAIN,
+	      "an event with nothing completed: %s", strerror(errno));
+
+	ia.send_cq = cq;
+	ia.recv_cq = ecq;
+	qp = ibv_create_qp(pd, &ia);
+	CHECK(qp != NULL && qp->state == IBV_QPS_RESET && qp->qp_num > 1,
+	      "create_qp: %s", strerror(errno));
+	if (qp == NULL)
+		exit(1);
+	CHECK(ia.cap.max_inline_data >= 64, "inline %u",
+	      ia.cap.max_inline_data);
+	/* what a program can get wrong */
+	ia.qp_type = IBV_QPT_UD;
+	errno = 0;
+	bad_qp = ibv_create_qp(pd, &ia);
+	CHECK(bad_qp == NULL && errno == EOPNOTSUPP, "UD QP: %s",
+	      strerror(errno));
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_inline_data = 1 << 20;
+	errno = 0;
+	bad_qp = ibv_create_qp(pd, &ia);
+	CHECK(bad_qp == NULL && errno == EINVAL, "1 MiB inline: %s",
+	      strerror(errno));
+	CHECK(ibv_modify_qp(qp, &rtr, IBV_QP_STATE) == EINVAL,
+	      "RESET -> RTR allowed");
+	CHECK(ibv_post_recv(qp, &rwr, &bad_rwr) == EINVAL && bad_rwr == &rwr,
+	      "post_recv in RESET");
+	qa.qp_state = IBV_QPS_INIT;
+	CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == EINVAL,
+	      "RESET -> INIT without port, pkey, access");
+	CHECK(to_init(qp) == 0 && qp->state == IBV_QPS_INIT, "RESET -> INIT");
+	CHECK(ibv_post_send(qp, &swr, &bad_swr) == EINVAL && bad_swr == &swr,
+	      "post_send in INIT");
+	CHECK(ibv_post_recv(qp, &rwr, &bad_rwr) == 0, "post_recv in INIT");
+	/* RoCE: the peer is a GID */
+	CHECK(ibv_modify_qp(qp, &rtr, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER) ==
+	      EINVAL, "RTR with a LID");
+	CHECK(ibv_modify_qp(qp, &rtr, IBV_QP_STATE | IBV_QP_AV) == EINVAL,
+	      "RTR without path MTU, peer QPN, PSN");
+	qa.qp_state = IBV_QPS_SQD;
+	CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == EOPNOTSUPP,
+	      "to SQD: not EOPNOTSUPP");
+	CHECK(ibv_query_qp(qp, &qa, IBV_QP_STATE | IBV_QP_CAP, &got) == 0 &&
+	      qa.qp_state == IBV_QPS_INIT && qa.port_num == 1 &&
+	      qa.qp_access_flags == IBV_ACCESS_REMOTE_WRITE &&
+	      got.cap.max_send_wr == 8 && got.send_cq == cq &&
+	      got.recv_cq == ecq, "query_qp");
+	/* objects in use */
+	CHECK(ibv_destroy_cq(cq) == EBUSY, "destroy_cq under a QP");
+	CHECK(ibv_dealloc_pd(pd) == EBUSY, "dealloc_pd under a QP");
+	CHECK(ibv_destroy_comp_channel(ch) == EBUSY,
+	      "destroy_comp_channel under a CQ");
+	/* ERR flushes what was posted, with an event for the armed CQ */
+	qa.qp_state = IBV_QPS_ERR;
+	CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == 0 &&
+	      qp->state == IBV_QPS_ERR, "to ERR");
+	for (int i = 0; i < 1000 && ibv_get_cq_event(ch, &ev_cq, &ev_ctx) != 0;
+	     i++)
+		usleep(1000);
+	CHECK(ev_cq == ecq && ev_ctx == &ev_ctx, "no event of the flush");
+	ibv_ack_cq_events(ecq, 1);
+	CHECK(ecq->comp_events_completed == 1, "ack_cq_events");
+	for (int i = 0; i < 1000 && ibv_poll_cq(ecq, 1, &wc) == 0; i++)
+		usleep(1000);
+	CHECK(wc.wr_id == 1 && wc.status == IBV_WC_WR_FLUSH_ERR &&
+	      wc.qp_num == qp->qp_num, "flushed receive: %lu %s",
+	      (unsigned long)wc.wr_id, ibv_wc_status_str(wc.status));
+	qa.qp_state = IBV_QPS_RESET;
+	CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == EOPNOTSUPP,
+	      "ERR -> RESET: not EOPNOTSUPP");
+	CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp");
+	CHECK(ibv_destroy_cq(cq) == 0 && ibv_destroy_cq(ecq) == 0,
+	      "destroy_cq");
+	CHECK(ibv_destroy_comp_channel(ch) == 0, "destroy_comp_channel");
+	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd");
+}
+
 int
 main(void)
 {
 	struct ibv_context *ctx = open_dpdat0();
-	struct ibv_cq *cq;
 
 	if (ctx == NULL) {
 		fprintf(stderr, "FAIL: dpdat0 did not open: %s\n",
@@ -147,11 +284,7 @@ main(void)
 	}
 	queries(ctx);
 	memory(ctx);
-	/* not there yet: refused, not a crash */
-	errno = 0;
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	CHECK(cq == NULL && errno == EOPNOTSUPP, "create_cq: %s",
-	      strerror(errno));
+	objects(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures != 0;

@@ -2,52 +2,18 @@
  * Copyright (c) 2026 The dpdat authors
  */
 
-/*
- * libdpdat-verbs: the verbs ABI of Debian 12's rdma-core (libibverbs 44)
- * on dpdat, for unmodified verbs programs, preloaded ahead of the system's
- * libibverbs (dpdat-run). This first part is the device: dpdat0 joins the
- * system's device list and opens, and its device, port and GID queries
- * answer (ibv_devinfo runs); PDs are protection zones and MRs LMRs. The
- * exported calls that make other objects on a dpdat0 context
- * (ibv_import_pd, ibv_create_cq, ibv_create_comp_channel) fail with
- * EOPNOTSUPP, naming the call, and the
- * inline ones of verbs.h find no operation in its verbs_context and fail
- * the same: libibverbs' own, which would follow the context's private
- * part (NULL here), are never reached. Objects of other devices (a real
- * RDMA NIC on the host) go to the system's libibverbs untouched.
- *
- * Settings (lib/conf): DPDAT_VERBS_DEVICE, DPDAT_VERBS_IPV4,
- * DPDAT_VERBS_MTU, DPDAT_VERBS_EAL.
- */
+/* dpdat0: the device list, open and close, and the device, port and GID
+ * queries (ibv_devinfo). */
 
-#include <dlfcn.h>
-#include <errno.h>
-#include <pthread.h>
-#include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <infiniband/verbs.h>
 #include <rte_errno.h>
 
-#include <dpdat/dpdat.h>
 #include <dpdat/dpdat_env.h>
 #include <dpdat/dpdat_port.h>
-#include <dpdat/dpdat_mr.h>
-#include <dpdat/dpdat_qp.h>
 
-/* verbs.h makes these macros (inline wrappers of the exported calls) */
-#undef ibv_query_port
-#undef ibv_reg_mr
-#undef ibv_reg_mr_iova
-
-#define DV_NAME "dpdat0"
-#define DV_MAX_QP 1024
-#define DV_MAX_WR 4096
-#define DV_MAX_CQE 65536
-#define DV_MAX_RD 16		/* READs and atomics a responder answers */
-#define DV_VENDOR_ID 0x0	/* none assigned */
+#include "verbs_priv.h"
 
 /* The layouts the inline calls of verbs.h depend on (rdma-core 44). */
 _Static_assert(offsetof(struct verbs_context, context) +
@@ -56,10 +22,10 @@ _Static_assert(offsetof(struct verbs_context, context) +
 _Static_assert(offsetof(struct ibv_context, abi_compat) ==
 	       sizeof(struct ibv_context) - sizeof(void *),
 	       "ibv_context.abi_compat is last");
+_Static_assert(offsetof(struct ibv_qp_ex, qp_base) == 0,
+	       "struct ibv_qp begins struct ibv_qp_ex");
 
-#define DV_LOG(fmt, ...) fprintf(stderr, "dpdat-verbs: " fmt "\n", ##__VA_ARGS__)
-
-static struct ibv_device dv_device = {
+struct ibv_device dv_device = {
 	.node_type = IBV_NODE_CA,
 	.transport_type = IBV_TRANSPORT_IB,	/* RoCE says IB, as rxe */
 	.name = DV_NAME,
@@ -69,11 +35,6 @@ static struct ibv_device dv_device = {
 	.ibdev_path = "/nonexistent/dpdat/" DV_NAME,
 };
 
-/* An open dpdat0: the dpdat device, shared by every context. */
-struct dv_context {
-	struct dpdat_dev *dev;
-	struct verbs_context vc;	/* its ibv_context is handed out */
-};
 
 static pthread_mutex_t dv_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct dpdat_dev *dv_dev;	/* opened once, kept (as the DAT
@@ -81,27 +42,7 @@ static struct dpdat_dev *dv_dev;	/* opened once, kept (as the DAT
 					 * safely while its thread runs) */
 static bool dv_eal_up;
 
-static inline bool
-dv_ours_dev(const struct ibv_device *d)
-{
-	return d == &dv_device;
-}
-
-static inline bool
-dv_ours(const struct ibv_context *ctx)
-{
-	return ctx != NULL && ctx->device == &dv_device;
-}
-
-static inline struct dv_context *
-dv_ctx(struct ibv_context *ctx)
-{
-	return (struct dv_context *)((char *)ctx -
-		offsetof(struct dv_context, vc.context));
-}
-
-/* The system's libibverbs, for everything that is not dpdat0. */
-static void *
+void *
 dv_next(const char *name, const char *version)
 {
 	void *f = dlvsym(RTLD_NEXT, name, version);
@@ -111,16 +52,13 @@ dv_next(const char *name, const char *version)
 	return f;
 }
 
-#define NEXT(name, ver, type) ((type)dv_next(#name, ver))
-
-/* A call dpdat0 does not have yet: say which, once per call. */
-static void
-dv_unsupported(const char *call, int *said)
+void
+dv_unsupported(const char *call, int *said, int err)
 {
 	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
-		DV_LOG("%s on %s: not supported yet (EOPNOTSUPP)", call,
-		       DV_NAME);
-	errno = EOPNOTSUPP;
+		DV_LOG("%s on %s: not supported (%s)", call, DV_NAME,
+		       strerror(err));
+	errno = err;
 }
 
 /* ---- the device list ---- */
@@ -230,7 +168,7 @@ dv_open_dev(void)
 {
 	struct dpdat_eal_conf ec = { .program = "dpdat-verbs",
 				     .mem_mb = 1024 };
-	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_THREAD,
+	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_HYBRID,
 				     .max_qps = DV_MAX_QP };
 	uint64_t mtu = 0;
 	const char *eal;
@@ -296,6 +234,8 @@ ibv_open_device(struct ibv_device *device)
 	c->vc.sz = sizeof(c->vc);
 	c->vc.query_port = dv_query_port;
 	c->vc.query_device_ex = dv_query_device_ex;
+	dv_cq_ops(&c->vc);
+	dv_qp_ops(&c->vc);
 	c->vc.context.device = &dv_device;
 	c->vc.context.cmd_fd = -1;
 	c->vc.context.async_fd = -1;
@@ -537,230 +477,4 @@ ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index,
 		return -1;
 	*pkey = htobe16(0xffff);	/* the default partition */
 	return 0;
-}
-
-/* ---- protection domains and memory regions ---- */
-
-/* PD -> protection zone, MR -> LMR: lkey is the LMR's context, rkey its
- * remote context (the LMR's own when no remote access was asked, which
- * no remote key check accepts). Any memory: hugepage memory is reached
- * directly, other memory through the copy path (dpdat_lmr_create). */
-struct dv_pd {
-	struct ibv_pd pd;
-	struct dpdat_pz *pz;
-};
-
-struct dv_mr {
-	struct ibv_mr mr;
-	struct dpdat_lmr *lmr;
-};
-
-static inline bool
-dv_ours_pd(const struct ibv_pd *pd)
-{
-	return pd != NULL && dv_ours(pd->context);
-}
-
-struct ibv_pd *
-ibv_alloc_pd(struct ibv_context *ctx)
-{
-	struct dpdat_pz_info pi;
-	struct dv_pd *p;
-
-	if (!dv_ours(ctx))
-		return NEXT(ibv_alloc_pd, "IBVERBS_1.1",
-			    struct ibv_pd *(*)(struct ibv_context *))(ctx);
-	p = calloc(1, sizeof(*p));
-	if (p == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	p->pz = dpdat_pz_create(dpdat_dev_domain(dv_ctx(ctx)->dev));
-	if (p->pz == NULL) {
-		errno = rte_errno;
-		free(p);
-		return NULL;
-	}
-	p->pd.context = ctx;
-	p->pd.handle = dpdat_pz_query(p->pz, &pi) == 0 ? pi.id : 0;
-	return &p->pd;
-}
-
-int
-ibv_dealloc_pd(struct ibv_pd *pd)
-{
-	struct dv_pd *p = (struct dv_pd *)pd;
-	int ret;
-
-	if (!dv_ours_pd(pd))
-		return NEXT(ibv_dealloc_pd, "IBVERBS_1.1",
-			    int (*)(struct ibv_pd *))(pd);
-	ret = dpdat_pz_free(p->pz);
-	if (ret != 0)
-		return -ret;	/* EBUSY: MRs (or later QPs) still use it */
-	free(p);
-	return 0;
-}
-
-/* Verbs access flags -> dpdat privileges; -1: a flag dpdat0 lacks. */
-static int
-dv_privileges(unsigned int access, uint32_t *priv)
-{
-	const unsigned int known = IBV_ACCESS_LOCAL_WRITE |
-		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING;
-
-	if (access & ~known)
-		return -1;
-	*priv = DPDAT_MEM_PRIV_LOCAL_READ |
-		(access & IBV_ACCESS_LOCAL_WRITE ? DPDAT_MEM_PRIV_LOCAL_WRITE : 0) |
-		(access & IBV_ACCESS_REMOTE_WRITE ? DPDAT_MEM_PRIV_REMOTE_WRITE : 0) |
-		(access & IBV_ACCESS_REMOTE_READ ? DPDAT_MEM_PRIV_REMOTE_READ : 0) |
-		(access & IBV_ACCESS_REMOTE_ATOMIC ?
-		 DPDAT_MEM_PRIV_REMOTE_ATOMIC : 0);
-	return 0;
-}
-
-static struct ibv_mr *
-dv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
-	  unsigned int access)
-{
-	struct dpdat_mem_desc d = { .type = DPDAT_MEM_TYPE_VIRTUAL };
-	struct dv_pd *p = (struct dv_pd *)pd;
-	struct dpdat_lmr_info li;
-	struct dv_mr *m;
-	uint32_t priv;
-
-	if (iova != (uintptr_t)addr) {
-		/* the keys resolve virtual addresses of this process */
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (dv_privileges(access, &priv) != 0) {
-		errno = EOPNOTSUPP;	/* memory windows, ODP, zero-based */
-		return NULL;
-	}
-	/* verbs: remote write or atomic access needs local write */
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IBV_ACCESS_LOCAL_WRITE)) {
-		errno = EINVAL;
-		return NULL;
-	}
-	m = calloc(1, sizeof(*m));
-	if (m == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	d.virt.addr = addr;
-	d.virt.length = length;
-	m->lmr = dpdat_lmr_create(p->pz, &d, priv);
-	if (m->lmr == NULL || dpdat_lmr_query(m->lmr, &li) != 0) {
-		errno = m->lmr == NULL ? rte_errno : EIO;
-		if (m->lmr != NULL)
-			dpdat_lmr_free(m->lmr);
-		free(m);
-		return NULL;
-	}
-	m->mr.context = pd->context;
-	m->mr.pd = pd;
-	m->mr.addr = addr;
-	m->mr.length = length;
-	m->mr.handle = li.lmr_context;
-	m->mr.lkey = li.lmr_context;
-	m->mr.rkey = li.rmr_context != 0 ? li.rmr_context : li.lmr_context;
-	return &m->mr;
-}
-
-struct ibv_mr *
-ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
-{
-	if (!dv_ours_pd(pd))
-		return NEXT(ibv_reg_mr, "IBVERBS_1.1",
-			    struct ibv_mr *(*)(struct ibv_pd *, void *, size_t,
-					       int))(pd, addr, length, access);
-	return dv_reg_mr(pd, addr, length, (uintptr_t)addr,
-			 (unsigned int)access);
-}
-
-struct ibv_mr *
-ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
-		int access)
-{
-	if (!dv_ours_pd(pd))
-		return NEXT(ibv_reg_mr_iova, "IBVERBS_1.7",
-			    struct ibv_mr *(*)(struct ibv_pd *, void *, size_t,
-					       uint64_t, int))(pd, addr, length,
-							       iova, access);
-	return dv_reg_mr(pd, addr, length, iova, (unsigned int)access);
-}
-
-struct ibv_mr *
-ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
-		 unsigned int access)
-{
-	if (!dv_ours_pd(pd))
-		return NEXT(ibv_reg_mr_iova2, "IBVERBS_1.8",
-			    struct ibv_mr *(*)(struct ibv_pd *, void *, size_t,
-					       uint64_t, unsigned int))(pd, addr,
-							length, iova, access);
-	return dv_reg_mr(pd, addr, length, iova, access);
-}
-
-int
-ibv_dereg_mr(struct ibv_mr *mr)
-{
-	struct dv_mr *m = (struct dv_mr *)mr;
-	int ret;
-
-	if (mr == NULL || !dv_ours(mr->context))
-		return NEXT(ibv_dereg_mr, "IBVERBS_1.1",
-			    int (*)(struct ibv_mr *))(mr);
-	ret = dpdat_lmr_free(m->lmr);
-	if (ret != 0)
-		return -ret;
-	free(m);
-	return 0;
-}
-
-/* ---- what dpdat0 does not do yet: a clear error, never a crash ---- */
-
-struct ibv_pd *
-ibv_import_pd(struct ibv_context *ctx, uint32_t handle)
-{
-	static int said;
-
-	if (!dv_ours(ctx))
-		return NEXT(ibv_import_pd, "IBVERBS_1.10",
-			    struct ibv_pd *(*)(struct ibv_context *,
-					       uint32_t))(ctx, handle);
-	dv_unsupported("ibv_import_pd", &said);
-	return NULL;
-}
-
-struct ibv_comp_channel *
-ibv_create_comp_channel(struct ibv_context *ctx)
-{
-	static int said;
-
-	if (!dv_ours(ctx))
-		return NEXT(ibv_create_comp_channel, "IBVERBS_1.0",
-			    struct ibv_comp_channel *(*)(struct ibv_context *))(ctx);
-	dv_unsupported("ibv_create_comp_channel", &said);
-	return NULL;
-}
-
-struct ibv_cq *
-ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
-	      struct ibv_comp_channel *channel, int comp_vector)
-{
-	static int said;
-
-	if (!dv_ours(ctx))
-		return NEXT(ibv_create_cq, "IBVERBS_1.1",
-			    struct ibv_cq *(*)(struct ibv_context *, int,
-					       void *, struct ibv_comp_channel *,
-					       int))(ctx, cqe, cq_context,
-						     channel, comp_vector);
-	dv_unsupported("ibv_create_cq", &said);
-	return NULL;
 }

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_VERBS_PRIV_H
+#define DPDAT_VERBS_PRIV_H
+
+/*
+ * libdpdat-verbs: the verbs ABI of Debian 12's rdma-core (libibverbs 44)
+ * on dpdat, for unmodified verbs programs, preloaded ahead of the system's
+ * libibverbs (dpdat-run). One device, dpdat0, joins the system's device
+ * list; its objects are dpdat's (PD: protection zone, MR: LMR, CQ, QP);
+ * the inline calls of verbs.h (ibv_post_send, ibv_poll_cq, ...) jump
+ * through the context's operation tables, which this library fills.
+ * Objects of other devices (a real RDMA NIC on the host) go to the
+ * system's libibverbs untouched.
+ *
+ *   verbs_dev.c  device list, open, close, device/port/GID queries
+ *   verbs_mr.c   protection domains and memory regions
+ *   verbs_cq.c   completion queues and completion channels
+ *   verbs_qp.c   queue pairs: state machine, posting
+ *
+ * Settings (lib/conf): DPDAT_VERBS_DEVICE, DPDAT_VERBS_IPV4,
+ * DPDAT_VERBS_MTU, DPDAT_VERBS_EAL.
+ */
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <infiniband/verbs.h>
+
+#include <dpdat/dpdat.h>
+#include <dpdat/dpdat_mr.h>
+#include <dpdat/dpdat_qp.h>
+
+/* verbs.h makes these macros (inline wrappers of the exported calls) */
+#undef ibv_query_port
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+#define DV_NAME "dpdat0"
+#define DV_MAX_QP 1024
+#define DV_MAX_WR 4096
+#define DV_MAX_CQE 65536
+#define DV_MAX_RD 16		/* READs and atomics a responder answers */
+#define DV_MAX_INLINE 256	/* IBV_SEND_INLINE bytes */
+#define DV_VENDOR_ID 0x0	/* none assigned */
+#define DV_RESOLVE_MS 3000	/* ARP for the peer at RTR */
+
+#define DV_LOG(fmt, ...) fprintf(stderr, "dpdat-verbs: " fmt "\n", ##__VA_ARGS__)
+
+/* An open dpdat0: the dpdat device, shared by every context. */
+struct dv_context {
+	struct dpdat_dev *dev;
+	struct verbs_context vc;	/* its ibv_context is handed out */
+};
+
+/* PD -> protection zone */
+struct dv_pd {
+	struct ibv_pd pd;
+	struct dpdat_pz *pz;
+};
+
+/* MR -> LMR */
+struct dv_mr {
+	struct ibv_mr mr;
+	struct dpdat_lmr *lmr;
+};
+
+/* A completion channel: its fd is an epoll set of its CQs' eventfds, each
+ * in it one-shot, armed by ibv_req_notify_cq. */
+struct dv_channel {
+	struct ibv_comp_channel ch;
+};
+
+/* CQ -> dpdat CQ */
+struct dv_cq {
+	struct ibv_cq cq;
+	struct dpdat_cq *dcq;
+	int efd;			/* the dpdat CQ's eventfd, with a channel */
+};
+
+extern struct ibv_device dv_device;
+
+static inline bool
+dv_ours_dev(const struct ibv_device *d)
+{
+	return d == &dv_device;
+}
+
+static inline bool
+dv_ours(const struct ibv_context *ctx)
+{
+	return ctx != NULL && ctx->device == &dv_device;
+}
+
+static inline struct dv_context *
+dv_ctx(struct ibv_context *ctx)
+{
+	return (struct dv_context *)((char *)ctx -
+		offsetof(struct dv_context, vc.context));
+}
+
+static inline bool
+dv_ours_pd(const struct ibv_pd *pd)
+{
+	return pd != NULL && dv_ours(pd->context);
+}
+
+/* The system's libibverbs, for everything that is not dpdat0. */
+void *dv_next(const char *name, const char *version);
+#define NEXT(name, ver, type) ((type)dv_next(#name, ver))
+
+/* A call dpdat0 does not have: say which, once per call (*said), and set
+ * errno to err. */
+void dv_unsupported(const char *call, int *said, int err);
+
+/* The context operations of the other modules. */
+void dv_cq_ops(struct verbs_context *vc);
+void dv_qp_ops(struct verbs_context *vc);
+
+#endif /* DPDAT_VERBS_PRIV_H */
