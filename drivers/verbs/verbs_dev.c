@@ -171,7 +171,7 @@ dv_open_dev(void)
 	struct dpdat_dev_conf dc = { .progress = DPDAT_PROGRESS_HYBRID,
 				     .max_qps = DV_MAX_QP };
 	uint64_t mtu = 0;
-	const char *eal;
+	const char *eal, *prog;
 	int ret;
 
 	pthread_mutex_lock(&dv_lock);
@@ -189,6 +189,19 @@ dv_open_dev(void)
 			goto out;
 		}
 		dv_eal_up = true;
+	}
+	prog = dpdat_env_str("DPDAT_VERBS_PROGRESS");
+	if (prog == NULL || strcmp(prog, "hybrid") == 0) {
+		dc.progress = DPDAT_PROGRESS_HYBRID;
+	} else if (strcmp(prog, "thread") == 0) {
+		dc.progress = DPDAT_PROGRESS_THREAD;
+	} else if (strcmp(prog, "inline") == 0) {
+		dc.progress = DPDAT_PROGRESS_INLINE;
+	} else {
+		DV_LOG("DPDAT_VERBS_PROGRESS=%s: not hybrid, thread or inline",
+		       prog);
+		errno = EINVAL;
+		goto out;
 	}
 	dc.port.device = dpdat_env_str("DPDAT_VERBS_DEVICE");
 	dc.port.ipv4 = dpdat_env_str("DPDAT_VERBS_IPV4");
@@ -340,7 +353,14 @@ dv_query_port(struct ibv_context *ctx, uint8_t port,
 	if (dpdat_port_query(dpdat_dev_port(dv_ctx(ctx)->dev), &pi) != 0)
 		return EIO;
 	memset(&a, 0, sizeof(a));
-	a.state = pi.link_up ? IBV_PORT_ACTIVE : IBV_PORT_DOWN;
+	/* a memif link is up once the other process attaches, which it does
+	 * only after this one started: programs that check the port before
+	 * they wait for their peer (perftest) would stop. Such a port is
+	 * active as a cabled NIC is; the physical state tells the truth. */
+	if (pi.link_up || strncmp(pi.name, "net_memif", 9) == 0)
+		a.state = IBV_PORT_ACTIVE;
+	else
+		a.state = IBV_PORT_DOWN;
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = dv_mtu(pi.mtu);
 	a.gid_tbl_len = 1;

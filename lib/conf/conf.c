@@ -73,6 +73,8 @@ static const struct dpdat_env_info conf_table[] = {
 	  "dpdat0's port MTU; unset: dpdat's default for the device (4200 on memif)" },
 	{ "DPDAT_VERBS_EAL", S, NULL, "verbs",
 	  "extra EAL arguments when dpdat0 brings the EAL up, split at ';'" },
+	{ "DPDAT_VERBS_PROGRESS", S, "hybrid", "verbs",
+	  "who runs dpdat0's engine: hybrid (a thread, and the program's polls while it polls busily), thread, or inline (the program's polls only)" },
 	{ "DPDAT_VERBS_LIB", S, NULL, "verbs",
 	  "the libdpdat-verbs.so dpdat-run preloads; unset: the build tree's, else the installed one" },
 	/* the RSMAPI library */
