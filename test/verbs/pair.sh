@@ -34,7 +34,17 @@ fail() {
 	exit 1
 }
 
-"${SAN_DAT[@]}" timeout 60 "$run" --dev "net_memif0,role=server,socket=$sock" \
+san=("${SAN_DAT[@]}")
+case $prog in
+ib_atomic_lat | ib_send_bw)
+	# ib_atomic_lat exits without destroying its QP, CQ, MR, PD and
+	# context, ib_send_bw's client without destroying its receive CQ
+	# (legal: the process ends): no leak check for them
+	[ ${#san[@]} -eq 0 ] ||
+		san+=("ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0") ;;
+esac
+
+"${san[@]}" timeout 60 "$run" --dev "net_memif0,role=server,socket=$sock" \
 	--ip 198.18.0.1 "$prog" "$@" -p "$port" >"$tmp/server" 2>&1 &
 spid=$!
 # the server opens dpdat0 (EAL, port) before it listens
@@ -43,7 +53,7 @@ for _ in $(seq 200); do
 	kill -0 "$spid" 2>/dev/null || fail "the server exited before listening"
 	sleep 0.1
 done
-"${SAN_DAT[@]}" timeout 60 "$run" --dev "net_memif0,role=client,socket=$sock" \
+"${san[@]}" timeout 60 "$run" --dev "net_memif0,role=client,socket=$sock" \
 	--ip 198.18.0.2 "$prog" "$@" -p "$port" 127.0.0.1 >"$tmp/client" 2>&1
 cst=$?
 wait "$spid"
