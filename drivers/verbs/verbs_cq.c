@@ -20,6 +20,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_errno.h>
 
@@ -161,6 +162,7 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	c->cq.cqe = cqe;
 	pthread_mutex_init(&c->cq.mutex, NULL);
 	pthread_cond_init(&c->cq.cond, NULL);
+	pthread_mutex_init(&c->keep_lock, NULL);
 	return &c->cq;
 }
 
@@ -182,6 +184,8 @@ ibv_destroy_cq(struct ibv_cq *cq)
 	}
 	pthread_cond_destroy(&cq->cond);
 	pthread_mutex_destroy(&cq->mutex);
+	pthread_mutex_destroy(&c->keep_lock);
+	free(c->keep);
 	free(c);
 	return 0;
 }
@@ -223,15 +227,65 @@ _Static_assert(DPDAT_WC_SUCCESS == (int)IBV_WC_SUCCESS &&
 	       DPDAT_WC_RNR_RETRY_EXC_ERR == (int)IBV_WC_RNR_RETRY_EXC_ERR,
 	       "completion status values");
 
+void
+dv_cq_purge(struct ibv_cq *cq, uint32_t qpn)
+{
+	struct dv_cq *c = (struct dv_cq *)cq;
+	struct dpdat_wc w[DV_POLL_BURST], *keep;
+	uint32_t i, n = 0, cap;
+	int k;
+
+	pthread_mutex_lock(&c->keep_lock);
+	/* the kept ones first, in order, then what dcq holds */
+	cap = c->n_keep + (uint32_t)cq->cqe + DV_POLL_BURST;
+	keep = malloc(cap * sizeof(*keep));
+	if (keep == NULL) {
+		pthread_mutex_unlock(&c->keep_lock);
+		return;	/* the destroyed QP's completions stay: harmless */
+	}
+	for (i = 0; i < c->n_keep; i++)
+		if (c->keep[c->keep_head + i].qp_num != qpn)
+			keep[n++] = c->keep[c->keep_head + i];
+	while (n + DV_POLL_BURST <= cap &&
+	       (k = dpdat_cq_poll(c->dcq, w, DV_POLL_BURST)) > 0)
+		for (i = 0; i < (uint32_t)k; i++)
+			if (w[i].qp_num != qpn)
+				keep[n++] = w[i];
+	free(c->keep);
+	c->keep = keep;
+	c->keep_head = 0;
+	__atomic_store_n(&c->n_keep, n, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->keep_lock);
+}
+
+/* Take up to n of the kept completions. */
+static int
+dv_cq_kept(struct dv_cq *c, struct dpdat_wc *w, int n)
+{
+	int k;
+
+	pthread_mutex_lock(&c->keep_lock);
+	k = (int)RTE_MIN((uint32_t)n, c->n_keep);
+	memcpy(w, c->keep + c->keep_head, (size_t)k * sizeof(*w));
+	c->keep_head += (uint32_t)k;
+	__atomic_store_n(&c->n_keep, c->n_keep - (uint32_t)k, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&c->keep_lock);
+	return k;
+}
+
 static int
 dv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
-	struct dpdat_cq *dcq = ((struct dv_cq *)cq)->dcq;
+	struct dv_cq *c = (struct dv_cq *)cq;
 	struct dpdat_wc w[DV_POLL_BURST];
 	int got = 0, k, i;
 
 	while (got < n) {
-		k = dpdat_cq_poll(dcq, w, RTE_MIN(n - got, DV_POLL_BURST));
+		if (unlikely(__atomic_load_n(&c->n_keep, __ATOMIC_ACQUIRE)))
+			k = dv_cq_kept(c, w, RTE_MIN(n - got, DV_POLL_BURST));
+		else
+			k = dpdat_cq_poll(c->dcq, w,
+					  RTE_MIN(n - got, DV_POLL_BURST));
 		if (k < 0)
 			return got != 0 ? got : -1;
 		for (i = 0; i < k; i++) {

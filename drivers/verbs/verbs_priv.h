@@ -82,7 +82,16 @@ struct dv_cq {
 	struct ibv_cq cq;
 	struct dpdat_cq *dcq;
 	int efd;			/* the dpdat CQ's eventfd, with a channel */
+	/* completions taken out of dcq when a QP was destroyed (the others
+	 * of its CQs' completions, kept for ibv_poll_cq, which takes these
+	 * first): verbs leaves none of a destroyed QP in its CQs */
+	pthread_mutex_t keep_lock;
+	struct dpdat_wc *keep;
+	uint32_t n_keep, keep_head;	/* n_keep read without the lock */
 };
+
+/* Remove the completions of QP qpn (destroyed) from cq. */
+void dv_cq_purge(struct ibv_cq *cq, uint32_t qpn);
 
 extern struct ibv_device dv_device;
 

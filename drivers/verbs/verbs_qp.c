@@ -757,13 +757,22 @@ int
 ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct dv_qp *q = dv_qp(qp);
+	struct ibv_cq *scq, *rcq;
+	uint32_t qpn;
 
 	if (!dv_ours_qp(qp))
 		return NEXT(ibv_destroy_qp, "IBVERBS_1.1",
 			    int (*)(struct ibv_qp *))(qp);
+	scq = qp->send_cq;
+	rcq = qp->recv_cq;
+	qpn = qp->qp_num;
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
-	dv_qp_release(q);
+	dv_qp_release(q);	/* flushes what is outstanding into its CQs */
+	/* verbs leaves no completion of a destroyed QP in its CQs */
+	dv_cq_purge(scq, qpn);
+	if (rcq != scq)
+		dv_cq_purge(rcq, qpn);
 	return 0;
 }
 

@@ -7,12 +7,19 @@
 # (198.18.0.2) connects to it on 127.0.0.1 once its TCP port listens (the
 # exchange of QP details is the program's own). Both must exit 0 and the
 # client's output hold PATTERN.
-#   pair.sh <dpdat-run> PATTERN PROGRAM [ARGS...]
-# The TCP port is -p PORT, added by this script.
+#   pair.sh <dpdat-run> [--env VAR=VALUE]... PATTERN PROGRAM [ARGS...]
+# The TCP port is -p PORT, added by this script; --env sets a variable for
+# both sides (DPDAT_FAULT=... for loss).
 set -u
 . "$(dirname "$0")/../sanitizer.sh"
-run=$1 pattern=$2 prog=$3
-shift 3
+run=$1
+shift
+while [ "${1:-}" = --env ]; do
+	export "${2:?--env needs VAR=VALUE}"
+	shift 2
+done
+pattern=$1 prog=$2
+shift 2
 command -v "$prog" >/dev/null ||
 	{ echo "SKIP: no $prog (setup.sh installs ibverbs-utils, perftest)"; exit 77; }
 tmp=$(mktemp -d /tmp/dpdat-verbs-XXXXXX)
