@@ -13,6 +13,7 @@
 #include <dpdat/dpdat_env.h>
 #include <dpdat/dpdat_port.h>
 
+#include "dpdat_verbs_private.h"
 #include "verbs_priv.h"
 
 /* The layouts the inline calls of verbs.h depend on (rdma-core 44). */
@@ -497,4 +498,26 @@ ibv_query_pkey(struct ibv_context *ctx, uint8_t port, int index,
 		return -1;
 	*pkey = htobe16(0xffff);	/* the default partition */
 	return 0;
+}
+
+/* ---- for libdpdat-rdmacm (version DPDAT_VERBS_PRIVATE) ---- */
+
+/* The one context of dpdat0 that every rdma_cm id shares. */
+struct ibv_context *
+dpdat_verbs_context(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct ibv_context *ctx;
+
+	pthread_mutex_lock(&lock);
+	if (ctx == NULL)
+		ctx = ibv_open_device(&dv_device);
+	pthread_mutex_unlock(&lock);
+	return ctx;
+}
+
+struct dpdat_dev *
+dpdat_verbs_dev(struct ibv_context *ctx)
+{
+	return dv_ours(ctx) ? dv_ctx(ctx)->dev : NULL;
 }

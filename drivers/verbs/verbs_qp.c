@@ -32,6 +32,7 @@
 #include <rte_errno.h>
 #include <rte_spinlock.h>
 
+#include "dpdat_verbs_private.h"
 #include "verbs_priv.h"
 
 #define DV_POST_BURST 32
@@ -1021,4 +1022,25 @@ dv_qp_ops(struct verbs_context *vc)
 	vc->context.ops.post_send = dv_post_send;
 	vc->context.ops.post_recv = dv_post_recv;
 	vc->create_qp_ex = dv_create_qp_ex;
+}
+
+/* ---- for libdpdat-rdmacm (version DPDAT_VERBS_PRIVATE) ---- */
+
+struct dpdat_qp *
+dpdat_verbs_qp(struct ibv_qp *qp)
+{
+	return dv_ours_qp(qp) ? dv_qp(qp)->dqp : NULL;
+}
+
+/* The connection manager moved the dpdat QP (RTS when established, ERR
+ * at the end): verbs' state follows. */
+void
+dpdat_verbs_qp_state(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	if (!dv_ours_qp(qp))
+		return;
+	pthread_mutex_lock(&qp->mutex);
+	qp->state = state;
+	dv_qp(qp)->attr.qp_state = state;
+	pthread_mutex_unlock(&qp->mutex);
 }

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+#ifndef DPDAT_VERBS_PRIVATE_H
+#define DPDAT_VERBS_PRIVATE_H
+
+/*
+ * What libdpdat-verbs exports to libdpdat-rdmacm alone (symbol version
+ * DPDAT_VERBS_PRIVATE): the objects behind the verbs ones. No application
+ * calls these.
+ */
+
+#include <infiniband/verbs.h>
+
+struct dpdat_dev;
+struct dpdat_qp;
+
+/* dpdat0's context, opened on first use, shared by every rdma_cm id;
+ * NULL with errno when dpdat0 does not open. */
+struct ibv_context *dpdat_verbs_context(void);
+/* The dpdat device of a dpdat0 context; NULL for another device's. */
+struct dpdat_dev *dpdat_verbs_dev(struct ibv_context *ctx);
+/* The dpdat QP of a dpdat0 QP; NULL for another device's. */
+struct dpdat_qp *dpdat_verbs_qp(struct ibv_qp *qp);
+/* verbs' state of a QP the connection manager moved. */
+void dpdat_verbs_qp_state(struct ibv_qp *qp, enum ibv_qp_state state);
+
+#endif /* DPDAT_VERBS_PRIVATE_H */

@@ -1,0 +1,802 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * libdpdat-rdmacm: the rdma_cm calls of Debian 12's librdmacm on dpdat's
+ * connection manager (lib/cm: IB CM in band, rdma_cm's IP header in the
+ * REQ), for unmodified programs run through dpdat-run, next to
+ * libdpdat-verbs. Every id is dpdat0's; the TCP port space only (RC).
+ *
+ *   event channel   a dpdat CM event queue; its fd is the queue's, which
+ *                   the events made here (address and route resolved)
+ *                   also write
+ *   rdma_listen     dpdat_cm_listen on the port
+ *   rdma_connect    dpdat_cm_connect of the id's QP to (address, port)
+ *   rdma_accept     dpdat_cm_accept with the id's QP
+ *   events          dpdat CM events translated as they are taken:
+ *                   connect request (a new id), established, rejected,
+ *                   unreachable, disconnected (also for a broken QP)
+ *
+ * Address and route resolution complete in the call (the route is the
+ * peer's ARP entry, waited for up to the call's timeout); their events are
+ * queued for rdma_get_cm_event as librdmacm's are.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+#include <rte_common.h>
+#include <rte_errno.h>
+#include <rte_ether.h>
+
+#include <dpdat/dpdat_cm.h>
+#include <dpdat/dpdat_port.h>
+
+#include "dpdat_verbs_private.h"
+
+#define CM_LOG(fmt, ...) fprintf(stderr, "dpdat-rdmacm: " fmt "\n", ##__VA_ARGS__)
+#define CM_EQ_SIZE 1024
+#define CM_RD_ATOMIC 16		/* what a dpdat responder answers */
+
+struct cm_ev {
+	struct rdma_cm_event ev;	/* first: rdma_ack_cm_event frees it */
+	struct cm_ev *next;
+	uint8_t pdata[DPDAT_CM_DREQ_PDATA_MAX];
+};
+
+struct cm_id;
+
+struct cm_chan {
+	struct rdma_event_channel ch;
+	struct dpdat_cm_eq *eq;
+	int eq_fd;			/* the queue's eventfd */
+	int local_fd;			/* an eventfd for the events made here */
+	struct dpdat_dev *dev;
+	pthread_mutex_t lock;		/* ids, local events */
+	struct cm_ev *local, **local_tail;
+	struct cm_id *ids;
+};
+
+struct cm_id {
+	struct rdma_cm_id id;		/* first */
+	struct cm_chan *ch;
+	struct cm_id *next;
+	struct dpdat_cm_listener *listener;
+	struct dpdat_cm_conn *conn;
+	uint16_t port;			/* bound (host order) */
+	uint32_t dst_ip;		/* network order */
+	uint16_t dst_port;		/* host order */
+	struct ibv_pd *own_pd;		/* made by rdma_create_qp */
+	struct ibv_cq *own_cq;
+};
+
+static int
+cm_err(int err)
+{
+	errno = err;
+	return -1;
+}
+
+static struct cm_chan *
+cm_chan(struct rdma_event_channel *ch)
+{
+	return (struct cm_chan *)ch;
+}
+
+/* dpdat0's IPv4 address (network order), or 0. */
+static uint32_t
+cm_local_ip(struct dpdat_dev *dev)
+{
+	struct dpdat_port_info pi;
+
+	return dpdat_port_query(dpdat_dev_port(dev), &pi) == 0 ? pi.ipv4 : 0;
+}
+
+/* ---- event channels and events ---- */
+
+struct rdma_event_channel *
+rdma_create_event_channel(void)
+{
+	struct ibv_context *ctx = dpdat_verbs_context();
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct cm_chan *c;
+
+	if (ctx == NULL)
+		return NULL;	/* errno from opening dpdat0 */
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->dev = dpdat_verbs_dev(ctx);
+	c->eq = dpdat_cm_eq_create(c->dev, CM_EQ_SIZE);
+	if (c->eq == NULL) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* the channel's fd, which the program may make non-blocking or
+	 * watch: an epoll set of the queue's eventfd and ours */
+	c->eq_fd = dpdat_cm_eq_fd(c->eq);
+	c->local_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	c->ch.fd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->local_fd < 0 || c->ch.fd < 0 ||
+	    epoll_ctl(c->ch.fd, EPOLL_CTL_ADD, c->eq_fd, &ev) != 0 ||
+	    epoll_ctl(c->ch.fd, EPOLL_CTL_ADD, c->local_fd, &ev) != 0) {
+		int err = errno;
+
+		if (c->local_fd >= 0)
+			close(c->local_fd);
+		if (c->ch.fd >= 0)
+			close(c->ch.fd);
+		dpdat_cm_eq_free(c->eq);
+		free(c);
+		errno = err;
+		return NULL;
+	}
+	c->local_tail = &c->local;
+	pthread_mutex_init(&c->lock, NULL);
+	return &c->ch;
+}
+
+void
+rdma_destroy_event_channel(struct rdma_event_channel *ch)
+{
+	struct cm_chan *c = cm_chan(ch);
+	struct cm_ev *e;
+
+	if (c == NULL)
+		return;
+	while ((e = c->local) != NULL) {
+		c->local = e->next;
+		free(e);
+	}
+	close(c->ch.fd);
+	close(c->local_fd);
+	if (dpdat_cm_eq_free(c->eq) != 0)
+		CM_LOG("rdma_destroy_event_channel: ids still use it");
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* Queue an event made here; lock held. */
+static void
+cm_local(struct cm_chan *c, struct cm_id *id, enum rdma_cm_event_type type,
+	 int status)
+{
+	struct cm_ev *e = calloc(1, sizeof(*e));
+	uint64_t one = 1;
+
+	if (e == NULL)
+		return;		/* the caller's call still succeeded: lost */
+	e->ev.id = &id->id;
+	e->ev.event = type;
+	e->ev.status = status;
+	*c->local_tail = e;
+	c->local_tail = &e->next;
+	if (write(c->local_fd, &one, sizeof(one)) < 0)
+		CM_LOG("event channel: %s", strerror(errno));
+}
+
+static struct cm_id *
+cm_by_conn(struct cm_chan *c, const struct dpdat_cm_conn *conn)
+{
+	for (struct cm_id *i = c->ids; i != NULL; i = i->next)
+		if (i->conn == conn)
+			return i;
+	return NULL;
+}
+
+static struct cm_id *
+cm_by_listener(struct cm_chan *c, const struct dpdat_cm_listener *l)
+{
+	for (struct cm_id *i = c->ids; i != NULL; i = i->next)
+		if (i->listener == l)
+			return i;
+	return NULL;
+}
+
+static void
+cm_addr(struct sockaddr_storage *s, uint32_t ip, uint16_t port)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)s;
+
+	memset(s, 0, sizeof(*s));
+	in->sin_family = AF_INET;
+	in->sin_addr.s_addr = ip;
+	in->sin_port = htons(port);
+}
+
+static struct cm_id *cm_id_new(struct cm_chan *c, void *context,
+			       enum rdma_port_space ps);
+
+/* A dpdat CM event as rdma_cm's, into e; false when it makes none (its
+ * id is gone). Lock held. */
+static bool
+cm_translate(struct cm_chan *c, const struct dpdat_cm_event *d,
+	     struct cm_ev *e)
+{
+	struct cm_id *id, *l;
+	bool final = d->type != DPDAT_CM_CONNECT_REQUEST &&
+		     d->type != DPDAT_CM_ESTABLISHED;
+
+	memcpy(e->pdata, d->private_data, d->private_data_len);
+	e->ev.param.conn.private_data = d->private_data_len ? e->pdata : NULL;
+	e->ev.param.conn.private_data_len = (uint8_t)RTE_MIN(
+		d->private_data_len, 255);
+	e->ev.param.conn.responder_resources = CM_RD_ATOMIC;
+	e->ev.param.conn.initiator_depth = CM_RD_ATOMIC;
+	if (d->type == DPDAT_CM_CONNECT_REQUEST) {
+		l = cm_by_listener(c, d->listener);
+		if (l == NULL)
+			goto gone;
+		id = cm_id_new(c, l->id.context, l->id.ps);
+		if (id == NULL) {
+			dpdat_cm_reject(d->conn, NULL, 0);
+			dpdat_cm_conn_free(d->conn);
+			return false;
+		}
+		id->conn = d->conn;
+		id->port = l->port;
+		cm_addr(&id->id.route.addr.src_storage, cm_local_ip(c->dev),
+			l->port);
+		cm_addr(&id->id.route.addr.dst_storage, d->peer_ipv4, 0);
+		e->ev.id = &id->id;
+		e->ev.listen_id = &l->id;
+		e->ev.event = RDMA_CM_EVENT_CONNECT_REQUEST;
+		return true;
+	}
+	id = cm_by_conn(c, d->conn);
+	if (id == NULL)
+		goto gone;
+	e->ev.id = &id->id;
+	switch (d->type) {
+	case DPDAT_CM_ESTABLISHED:
+		e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
+		if (id->id.qp != NULL)
+			dpdat_verbs_qp_state(id->id.qp, IBV_QPS_RTS);
+		break;
+	case DPDAT_CM_REJECTED:
+		e->ev.event = RDMA_CM_EVENT_REJECTED;
+		e->ev.status = d->reason;	/* the IB CM reason, as rdma_cm */
+		break;
+	case DPDAT_CM_UNREACHABLE:
+		e->ev.event = RDMA_CM_EVENT_UNREACHABLE;
+		e->ev.status = -ETIMEDOUT;
+		break;
+	default:	/* disconnected; broken (the peer is gone) */
+		e->ev.event = RDMA_CM_EVENT_DISCONNECTED;
+		if (id->id.qp != NULL)
+			dpdat_verbs_qp_state(id->id.qp, IBV_QPS_ERR);
+		break;
+	}
+	return true;
+gone:
+	/* the id was destroyed while connected: its connection ends here */
+	if (final)
+		dpdat_cm_conn_free(d->conn);
+	return false;
+}
+
+int
+rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
+{
+	struct cm_chan *c = cm_chan(ch);
+	struct dpdat_cm_event d;
+	struct epoll_event ev;
+	struct cm_ev *e;
+	uint64_t v;
+	int fl, r;
+
+	if (c == NULL || event == NULL)
+		return cm_err(EINVAL);
+	fl = fcntl(ch->fd, F_GETFL);
+	for (;;) {
+		pthread_mutex_lock(&c->lock);
+		if (c->local != NULL) {
+			e = c->local;
+			c->local = e->next;
+			if (c->local == NULL)
+				c->local_tail = &c->local;
+			pthread_mutex_unlock(&c->lock);
+			*event = &e->ev;
+			return 0;
+		}
+		r = dpdat_cm_eq_poll(c->eq, &d);
+		if (r == 1) {
+			e = calloc(1, sizeof(*e));
+			if (e == NULL) {
+				pthread_mutex_unlock(&c->lock);
+				return cm_err(ENOMEM);
+			}
+			if (cm_translate(c, &d, e)) {
+				pthread_mutex_unlock(&c->lock);
+				*event = &e->ev;
+				return 0;
+			}
+			free(e);
+			pthread_mutex_unlock(&c->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&c->lock);
+		if (r < 0)
+			return cm_err(-r);
+		if (fl >= 0 && (fl & O_NONBLOCK))
+			return cm_err(EAGAIN);
+		if (epoll_wait(ch->fd, &ev, 1, -1) < 0 && errno != EINTR)
+			return -1;
+		/* cleared before the queues are looked at again */
+		if ((read(c->eq_fd, &v, sizeof(v)) < 0 && errno != EAGAIN) ||
+		    (read(c->local_fd, &v, sizeof(v)) < 0 && errno != EAGAIN))
+			return -1;
+	}
+}
+
+int
+rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	if (event == NULL)
+		return cm_err(EINVAL);
+	free(event);	/* struct cm_ev begins with it */
+	return 0;
+}
+
+/* ---- ids ---- */
+
+/* Lock held. */
+static struct cm_id *
+cm_id_new(struct cm_chan *c, void *context, enum rdma_port_space ps)
+{
+	struct cm_id *i = calloc(1, sizeof(*i));
+
+	if (i == NULL)
+		return NULL;
+	i->ch = c;
+	i->id.verbs = dpdat_verbs_context();
+	i->id.channel = &c->ch;
+	i->id.context = context;
+	i->id.ps = ps;
+	i->id.port_num = 1;
+	i->id.qp_type = IBV_QPT_RC;
+	i->next = c->ids;
+	c->ids = i;
+	return i;
+}
+
+int
+rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id,
+	       void *context, enum rdma_port_space ps)
+{
+	static int said;
+	struct cm_chan *c = cm_chan(ch);
+	struct cm_id *i;
+
+	if (id == NULL)
+		return cm_err(EINVAL);
+	if (ch == NULL || ps != RDMA_PS_TCP) {
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			CM_LOG("rdma_create_id on dpdat0: %s not supported",
+			       ch == NULL ? "synchronous mode (no channel)" :
+			       "a port space other than RDMA_PS_TCP");
+		return cm_err(EOPNOTSUPP);
+	}
+	pthread_mutex_lock(&c->lock);
+	i = cm_id_new(c, context, ps);
+	pthread_mutex_unlock(&c->lock);
+	if (i == NULL)
+		return cm_err(ENOMEM);
+	*id = &i->id;
+	return 0;
+}
+
+int
+rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct cm_id *i = (struct cm_id *)id, **p;
+	struct cm_chan *c;
+
+	if (i == NULL)
+		return cm_err(EINVAL);
+	c = i->ch;
+	pthread_mutex_lock(&c->lock);
+	for (p = &c->ids; *p != NULL; p = &(*p)->next)
+		if (*p == i) {
+			*p = i->next;
+			break;
+		}
+	if (i->listener != NULL)
+		dpdat_cm_listen_free(i->listener);
+	/* still connected: disconnect; the connection is freed with its
+	 * last event (cm_translate) */
+	if (i->conn != NULL && dpdat_cm_conn_free(i->conn) != 0)
+		dpdat_cm_disconnect(i->conn, NULL, 0);
+	pthread_mutex_unlock(&c->lock);
+	free(i);
+	return 0;
+}
+
+static int
+cm_sin(const struct sockaddr *a, uint32_t *ip, uint16_t *port)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)a;
+
+	if (a == NULL || a->sa_family != AF_INET)
+		return -1;
+	*ip = in->sin_addr.s_addr;
+	*port = ntohs(in->sin_port);
+	return 0;
+}
+
+int
+rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	uint32_t ip, mine;
+	uint16_t port;
+
+	if (i == NULL || cm_sin(addr, &ip, &port) != 0)
+		return cm_err(addr != NULL && addr->sa_family == AF_INET6 ?
+			      EAFNOSUPPORT : EINVAL);
+	mine = cm_local_ip(i->ch->dev);
+	if (ip != INADDR_ANY && ip != mine)
+		return cm_err(EADDRNOTAVAIL);
+	i->port = port;
+	cm_addr(&id->route.addr.src_storage, mine, port);
+	return 0;
+}
+
+int
+rdma_listen(struct rdma_cm_id *id, int backlog)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	struct dpdat_cm_listener *l;
+
+	(void)backlog;	/* dpdat's queue holds what arrives */
+	if (i == NULL || i->port == 0 || i->listener != NULL)
+		return cm_err(EINVAL);
+	l = dpdat_cm_listen(i->ch->dev, i->port, i->ch->eq);
+	if (l == NULL)
+		return cm_err(rte_errno);
+	pthread_mutex_lock(&i->ch->lock);
+	i->listener = l;
+	pthread_mutex_unlock(&i->ch->lock);
+	return 0;
+}
+
+int
+rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
+		  struct sockaddr *dst, int timeout_ms)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	uint32_t ip, sip;
+	uint16_t port, sport;
+
+	(void)timeout_ms;
+	if (i == NULL || cm_sin(dst, &ip, &port) != 0)
+		return cm_err(dst != NULL && dst->sa_family == AF_INET6 ?
+			      EAFNOSUPPORT : EINVAL);
+	if (src != NULL && rdma_bind_addr(id, src) != 0)
+		return -1;
+	if (src == NULL) {
+		sip = cm_local_ip(i->ch->dev);
+		sport = 0;
+		cm_addr(&id->route.addr.src_storage, sip, sport);
+	}
+	i->dst_ip = ip;
+	i->dst_port = port;
+	cm_addr(&id->route.addr.dst_storage, ip, port);
+	pthread_mutex_lock(&i->ch->lock);
+	cm_local(i->ch, i, RDMA_CM_EVENT_ADDR_RESOLVED, 0);
+	pthread_mutex_unlock(&i->ch->lock);
+	return 0;
+}
+
+int
+rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	struct rte_ether_addr mac;
+	int ret;
+
+	if (i == NULL || i->dst_ip == 0)
+		return cm_err(EINVAL);
+	ret = dpdat_dev_resolve(i->ch->dev, i->dst_ip, &mac,
+				timeout_ms > 0 ? timeout_ms : 2000);
+	pthread_mutex_lock(&i->ch->lock);
+	cm_local(i->ch, i, ret == 0 ? RDMA_CM_EVENT_ROUTE_RESOLVED :
+		 RDMA_CM_EVENT_ROUTE_ERROR, ret);
+	pthread_mutex_unlock(&i->ch->lock);
+	return 0;
+}
+
+/* ---- QPs ---- */
+
+static int
+cm_qp_init(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+int
+rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	struct ibv_qp *qp;
+	int ret;
+
+	if (i == NULL || attr == NULL || id->qp != NULL)
+		return cm_err(EINVAL);
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || attr->pd == NULL) {
+		if (i->own_pd == NULL)
+			i->own_pd = ibv_alloc_pd(id->verbs);
+		if (i->own_pd == NULL)
+			return -1;
+		attr->pd = i->own_pd;
+		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
+	}
+	if (attr->send_cq == NULL || attr->recv_cq == NULL) {
+		if (i->own_cq == NULL)
+			i->own_cq = ibv_create_cq(id->verbs,
+				(int)(attr->cap.max_send_wr +
+				      attr->cap.max_recv_wr + 1), NULL, NULL,
+				0);
+		if (i->own_cq == NULL)
+			return -1;
+		if (attr->send_cq == NULL)
+			attr->send_cq = i->own_cq;
+		if (attr->recv_cq == NULL)
+			attr->recv_cq = i->own_cq;
+	}
+	qp = ibv_create_qp_ex(id->verbs, attr);
+	if (qp == NULL)
+		return -1;
+	ret = cm_qp_init(qp);
+	if (ret != 0) {
+		ibv_destroy_qp(qp);
+		return cm_err(ret);
+	}
+	id->qp = qp;
+	id->pd = attr->pd;
+	id->send_cq = attr->send_cq;
+	id->recv_cq = attr->recv_cq;
+	return 0;
+}
+
+int
+rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+	       struct ibv_qp_init_attr *init)
+{
+	struct ibv_qp_init_attr_ex a;
+	int ret;
+
+	if (init == NULL)
+		return cm_err(EINVAL);
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, init, sizeof(*init));
+	a.pd = pd;
+	a.comp_mask = pd != NULL ? IBV_QP_INIT_ATTR_PD : 0;
+	ret = rdma_create_qp_ex(id, &a);
+	if (ret == 0)
+		init->cap = a.cap;
+	return ret;
+}
+
+void
+rdma_destroy_qp(struct rdma_cm_id *id)
+{
+	struct cm_id *i = (struct cm_id *)id;
+
+	if (i == NULL || id->qp == NULL)
+		return;
+	ibv_destroy_qp(id->qp);
+	id->qp = NULL;
+	if (i->own_cq != NULL && ibv_destroy_cq(i->own_cq) == 0)
+		i->own_cq = NULL;
+	if (i->own_pd != NULL && ibv_dealloc_pd(i->own_pd) == 0)
+		i->own_pd = NULL;
+}
+
+/* ---- connecting ---- */
+
+int
+rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *param)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	struct dpdat_qp *nqp;
+	struct dpdat_cm_conn *conn;
+
+	if (i == NULL || i->dst_ip == 0 || i->conn != NULL)
+		return cm_err(EINVAL);
+	nqp = dpdat_verbs_qp(id->qp);
+	if (nqp == NULL)
+		return cm_err(EINVAL);	/* no QP: not supported */
+	conn = dpdat_cm_connect(nqp, i->dst_ip, i->dst_port,
+				param != NULL ? param->private_data : NULL,
+				param != NULL ? param->private_data_len : 0,
+				i->ch->eq);
+	if (conn == NULL)
+		return cm_err(rte_errno);
+	pthread_mutex_lock(&i->ch->lock);
+	i->conn = conn;
+	pthread_mutex_unlock(&i->ch->lock);
+	return 0;
+}
+
+int
+rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *param)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	struct dpdat_qp *nqp;
+	int ret;
+
+	if (i == NULL || i->conn == NULL)
+		return cm_err(EINVAL);
+	nqp = dpdat_verbs_qp(id->qp);
+	if (nqp == NULL)
+		return cm_err(EINVAL);
+	ret = dpdat_cm_accept(i->conn, nqp,
+			      param != NULL ? param->private_data : NULL,
+			      param != NULL ? param->private_data_len : 0,
+			      i->ch->eq);
+	if (ret != 0)
+		return cm_err(-ret);
+	/* as librdmacm, which moves the QP to RTS before it answers: the
+	 * program may post before the established event */
+	dpdat_verbs_qp_state(id->qp, IBV_QPS_RTS);
+	return 0;
+}
+
+int
+rdma_reject(struct rdma_cm_id *id, const void *pdata, uint8_t len)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	int ret;
+
+	if (i == NULL || i->conn == NULL)
+		return cm_err(EINVAL);
+	ret = dpdat_cm_reject(i->conn, pdata, len);
+	return ret == 0 ? 0 : cm_err(-ret);
+}
+
+int
+rdma_disconnect(struct rdma_cm_id *id)
+{
+	struct cm_id *i = (struct cm_id *)id;
+	int ret;
+
+	if (i == NULL || i->conn == NULL)
+		return cm_err(EINVAL);
+	ret = dpdat_cm_disconnect(i->conn, NULL, 0);
+	if (id->qp != NULL)
+		dpdat_verbs_qp_state(id->qp, IBV_QPS_ERR);
+	return ret == 0 ? 0 : cm_err(-ret);
+}
+
+int
+rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
+		size_t optlen)
+{
+	(void)optname, (void)optval, (void)optlen;
+	if (id == NULL)
+		return cm_err(EINVAL);
+	/* type of service, address reuse, ACK timeout: taken, not used */
+	return level == RDMA_OPTION_ID ? 0 : cm_err(ENOSYS);
+}
+
+int
+rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *ch)
+{
+	struct cm_id *i = (struct cm_id *)id;
+
+	if (i == NULL || ch == NULL)
+		return cm_err(EINVAL);
+	if (cm_chan(ch) == i->ch)
+		return 0;
+	CM_LOG("rdma_migrate_id to another channel: not supported");
+	return cm_err(ENOSYS);
+}
+
+int
+rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *attr,
+		  int *mask)
+{
+	(void)id, (void)attr, (void)mask;
+	CM_LOG("rdma_init_qp_attr (a QP the program moves itself): not "
+	       "supported");
+	return cm_err(ENOSYS);
+}
+
+int
+rdma_establish(struct rdma_cm_id *id)
+{
+	(void)id;
+	CM_LOG("rdma_establish (a QP the program moves itself): not "
+	       "supported");
+	return cm_err(ENOSYS);
+}
+
+int
+rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
+{
+	(void)id, (void)event;
+	return 0;	/* dpdat's CM sees the first packet itself */
+}
+
+/* ---- addresses ---- */
+
+int
+rdma_getaddrinfo(const char *node, const char *service,
+		 const struct rdma_addrinfo *hints,
+		 struct rdma_addrinfo **res)
+{
+	struct addrinfo h = { .ai_family = AF_INET,
+			      .ai_socktype = SOCK_STREAM }, *ai;
+	struct rdma_addrinfo *r;
+	bool passive = hints != NULL && (hints->ai_flags & RAI_PASSIVE);
+	struct sockaddr_in *sa;
+	int ret;
+
+	if (res == NULL || (node == NULL && service == NULL))
+		return cm_err(EINVAL);
+	if (hints != NULL && hints->ai_port_space != 0 &&
+	    hints->ai_port_space != RDMA_PS_TCP)
+		return cm_err(EOPNOTSUPP);
+	h.ai_flags = passive ? AI_PASSIVE : 0;
+	if (hints != NULL && (hints->ai_flags & RAI_NUMERICHOST))
+		h.ai_flags |= AI_NUMERICHOST;
+	ret = getaddrinfo(node, service, &h, &ai);
+	if (ret != 0)
+		return cm_err(ret == EAI_SYSTEM ? errno : EADDRNOTAVAIL);
+	r = calloc(1, sizeof(*r));
+	sa = calloc(1, sizeof(*sa));
+	if (r == NULL || sa == NULL) {
+		free(r);
+		free(sa);
+		freeaddrinfo(ai);
+		return cm_err(ENOMEM);
+	}
+	memcpy(sa, ai->ai_addr, sizeof(*sa));
+	freeaddrinfo(ai);
+	r->ai_flags = hints != NULL ? hints->ai_flags : 0;
+	r->ai_family = AF_INET;
+	r->ai_qp_type = IBV_QPT_RC;
+	r->ai_port_space = RDMA_PS_TCP;
+	if (passive) {
+		r->ai_src_addr = (struct sockaddr *)sa;
+		r->ai_src_len = sizeof(*sa);
+	} else {
+		r->ai_dst_addr = (struct sockaddr *)sa;
+		r->ai_dst_len = sizeof(*sa);
+	}
+	*res = r;
+	return 0;
+}
+
+void
+rdma_freeaddrinfo(struct rdma_addrinfo *res)
+{
+	while (res != NULL) {
+		struct rdma_addrinfo *n = res->ai_next;
+
+		free(res->ai_src_addr);
+		free(res->ai_dst_addr);
+		free(res);
+		res = n;
+	}
+}
