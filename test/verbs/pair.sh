@@ -8,8 +8,15 @@
 # exchange of QP details is the program's own). Both must exit 0 and the
 # client's output hold PATTERN.
 #   pair.sh <dpdat-run> [--env VAR=VALUE]... PATTERN PROGRAM [ARGS...]
-# The TCP port is -p PORT, added by this script; --env sets a variable for
-# both sides (DPDAT_FAULT=... for loss).
+#   pair.sh <dpdat-run> [--env VAR=VALUE]... PATTERN PROGRAM SERVER_ARGS...
+#           -- CLIENT_ARGS...
+# In the first form the TCP port is -p PORT, added by this script to both
+# sides, and the client is given 127.0.0.1 (programs that exchange QP
+# details over TCP: ibv_rc_pingpong, perftest); in the second, each side
+# gets its own arguments, @PORT@ in them replaced by the port, and the
+# client starts once the server's dpdat0 is up (its memif socket listens)
+# and half a second more for its rdma_cm to listen. --env sets a variable for both
+# sides (DPDAT_FAULT=... for loss).
 set -u
 . "$(dirname "$0")/../sanitizer.sh"
 run=$1
@@ -20,6 +27,16 @@ while [ "${1:-}" = --env ]; do
 done
 pattern=$1 prog=$2
 shift 2
+sargs=() cargs=() split=
+for a in "$@"; do
+	if [ "$a" = -- ] && [ -z "$split" ]; then
+		split=1
+	elif [ -z "$split" ]; then
+		sargs+=("$a")
+	else
+		cargs+=("$a")
+	fi
+done
 command -v "$prog" >/dev/null ||
 	{ echo "SKIP: no $prog (setup.sh installs ibverbs-utils, perftest)"; exit 77; }
 tmp=$(mktemp -d /tmp/dpdat-verbs-XXXXXX)
@@ -33,6 +50,13 @@ trap cleanup EXIT
 san_init "$tmp"
 sock=$tmp/v.sock
 port=$((20000 + RANDOM % 20000))
+if [ -n "$split" ]; then
+	sargs=("${sargs[@]//@PORT@/$port}")
+	cargs=("${cargs[@]//@PORT@/$port}")
+else
+	cargs=("${sargs[@]}" -p "$port" 127.0.0.1)
+	sargs+=(-p "$port")
+fi
 fail() {
 	echo "FAIL: $*"
 	echo "--- server"; cat "$tmp/server" 2>/dev/null
@@ -52,16 +76,30 @@ ib_atomic_lat | ib_send_bw)
 esac
 
 "${san[@]}" timeout 60 "$run" --dev "net_memif0,role=server,socket=$sock" \
-	--ip 198.18.0.1 "$prog" "$@" -p "$port" >"$tmp/server" 2>&1 &
+	--ip 198.18.0.1 "$prog" "${sargs[@]}" >"$tmp/server" 2>&1 &
 spid=$!
 # the server opens dpdat0 (EAL, port) before it listens
-for _ in $(seq 200); do
-	ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
-	kill -0 "$spid" 2>/dev/null || fail "the server exited before listening"
-	sleep 0.1
-done
+if [ -n "$split" ]; then
+	# its memif socket (abstract) is up once dpdat0 opened; it listens
+	# right after
+	for _ in $(seq 200); do
+		ss -Hxl 2>/dev/null | grep -q "@$sock" && break
+		kill -0 "$spid" 2>/dev/null ||
+			fail "the server exited before listening"
+		sleep 0.1
+	done
+	sleep 0.5
+else
+	for _ in $(seq 200); do
+		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		kill -0 "$spid" 2>/dev/null ||
+			fail "the server exited before listening"
+		sleep 0.1
+	done
+fi
+kill -0 "$spid" 2>/dev/null || fail "the server exited before the client started"
 "${san[@]}" timeout 60 "$run" --dev "net_memif0,role=client,socket=$sock" \
-	--ip 198.18.0.2 "$prog" "$@" -p "$port" 127.0.0.1 >"$tmp/client" 2>&1
+	--ip 198.18.0.2 "$prog" "${cargs[@]}" >"$tmp/client" 2>&1
 cst=$?
 wait "$spid"
 sst=$?
