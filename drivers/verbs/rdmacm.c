@@ -62,7 +62,11 @@ struct cm_chan {
 	int eq_fd;			/* the queue's eventfd */
 	int local_fd;			/* an eventfd for the events made here */
 	struct dpdat_dev *dev;
-	pthread_mutex_t lock;		/* ids, local events */
+	pthread_mutex_t lock;		/* ids, local events, below */
+	/* threads inside rdma_get_cm_event, and whether the channel was
+	 * destroyed under them: the last of them frees it */
+	uint32_t users;
+	bool dead;
 	struct cm_ev *local, **local_tail;
 	struct cm_id *ids;
 };
@@ -149,14 +153,11 @@ rdma_create_event_channel(void)
 	return &c->ch;
 }
 
-void
-rdma_destroy_event_channel(struct rdma_event_channel *ch)
+static void
+cm_chan_free(struct cm_chan *c)
 {
-	struct cm_chan *c = cm_chan(ch);
 	struct cm_ev *e;
 
-	if (c == NULL)
-		return;
 	while ((e = c->local) != NULL) {
 		c->local = e->next;
 		free(e);
@@ -167,6 +168,46 @@ rdma_destroy_event_channel(struct rdma_event_channel *ch)
 		CM_LOG("rdma_destroy_event_channel: ids still use it");
 	pthread_mutex_destroy(&c->lock);
 	free(c);
+}
+
+void
+rdma_destroy_event_channel(struct rdma_event_channel *ch)
+{
+	struct cm_chan *c = cm_chan(ch);
+	bool now;
+
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->dead = true;
+	now = c->users == 0;
+	if (!now) {
+		uint64_t one = 1;
+
+		/* wake them to see it */
+		if (write(c->local_fd, &one, sizeof(one)) < 0)
+			CM_LOG("event channel: %s", strerror(errno));
+	}
+	pthread_mutex_unlock(&c->lock);
+	/* a thread still waits in rdma_get_cm_event (rping's event thread,
+	 * never joined): it frees the channel and stays blocked, as a read
+	 * of librdmacm's closed fd does */
+	if (now)
+		cm_chan_free(c);
+}
+
+/* The calling thread leaves rdma_get_cm_event with the channel destroyed
+ * under it: the last one frees it; none returns. Lock held. */
+static void
+cm_chan_orphan(struct cm_chan *c)
+{
+	bool last = --c->users == 0;
+
+	pthread_mutex_unlock(&c->lock);
+	if (last)
+		cm_chan_free(c);
+	for (;;)
+		pause();
 }
 
 /* Queue an event made here; lock held. */
@@ -296,18 +337,22 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 	struct epoll_event ev;
 	struct cm_ev *e;
 	uint64_t v;
-	int fl, r;
+	int fl, r, err;
 
 	if (c == NULL || event == NULL)
 		return cm_err(EINVAL);
 	fl = fcntl(ch->fd, F_GETFL);
+	pthread_mutex_lock(&c->lock);
+	c->users++;
 	for (;;) {
-		pthread_mutex_lock(&c->lock);
+		if (c->dead)
+			cm_chan_orphan(c);
 		if (c->local != NULL) {
 			e = c->local;
 			c->local = e->next;
 			if (c->local == NULL)
 				c->local_tail = &c->local;
+			c->users--;
 			pthread_mutex_unlock(&c->lock);
 			*event = &e->ev;
 			return 0;
@@ -316,30 +361,39 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 		if (r == 1) {
 			e = calloc(1, sizeof(*e));
 			if (e == NULL) {
-				pthread_mutex_unlock(&c->lock);
-				return cm_err(ENOMEM);
+				err = ENOMEM;
+				break;
 			}
 			if (cm_translate(c, &d, e)) {
+				c->users--;
 				pthread_mutex_unlock(&c->lock);
 				*event = &e->ev;
 				return 0;
 			}
 			free(e);
-			pthread_mutex_unlock(&c->lock);
 			continue;
 		}
+		if (r < 0) {
+			err = -r;
+			break;
+		}
+		if (fl >= 0 && (fl & O_NONBLOCK)) {
+			err = EAGAIN;
+			break;
+		}
 		pthread_mutex_unlock(&c->lock);
-		if (r < 0)
-			return cm_err(-r);
-		if (fl >= 0 && (fl & O_NONBLOCK))
-			return cm_err(EAGAIN);
-		if (epoll_wait(ch->fd, &ev, 1, -1) < 0 && errno != EINTR)
-			return -1;
-		/* cleared before the queues are looked at again */
-		if ((read(c->eq_fd, &v, sizeof(v)) < 0 && errno != EAGAIN) ||
-		    (read(c->local_fd, &v, sizeof(v)) < 0 && errno != EAGAIN))
-			return -1;
+		r = epoll_wait(ch->fd, &ev, 1, -1);
+		/* cleared before the queues are looked at again (EAGAIN:
+		 * the other one woke us, or another thread cleared it) */
+		if (r >= 0) {
+			if (read(c->eq_fd, &v, sizeof(v)) < 0) {}
+			if (read(c->local_fd, &v, sizeof(v)) < 0) {}
+		}
+		pthread_mutex_lock(&c->lock);
 	}
+	c->users--;
+	pthread_mutex_unlock(&c->lock);
+	return cm_err(err);
 }
 
 int
