@@ -507,13 +507,17 @@ struct ibv_context *
 dpdat_verbs_context(void)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static struct ibv_context *ctx;
+	static struct dv_context *owner;	/* kept for the process */
+	struct ibv_context *ctx;
 
 	pthread_mutex_lock(&lock);
-	if (ctx == NULL)
+	if (owner == NULL) {
 		ctx = ibv_open_device(&dv_device);
+		if (ctx != NULL)
+			owner = dv_ctx(ctx);
+	}
 	pthread_mutex_unlock(&lock);
-	return ctx;
+	return owner != NULL ? &owner->vc.context : NULL;
 }
 
 struct dpdat_dev *

@@ -66,8 +66,14 @@ fail() {
 }
 
 san=("${SAN_DAT[@]}")
-case $prog in
-ib_atomic_lat | ib_send_bw)
+case "$prog $*" in
+ib_*" -R "*)
+	# perftest's rdma_cm mode leaves its own getaddrinfo() result
+	# unfreed (libc frames only: no suppression can name it): no leak
+	# check for it
+	[ ${#san[@]} -eq 0 ] ||
+		san+=("ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0") ;;
+ib_atomic_lat* | ib_send_bw*)
 	# ib_atomic_lat exits without destroying its QP, CQ, MR, PD and
 	# context, ib_send_bw's client without destroying its receive CQ
 	# (legal: the process ends): no leak check for them
