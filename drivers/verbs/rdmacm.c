@@ -329,15 +329,45 @@ gone:
 	return false;
 }
 
+/* Take what the dpdat queue holds into the local queue, translated; the
+ * queue's eventfd cleared first, so that an event queued after the drain
+ * makes the channel readable again. Lock held. 0 or an errno value. */
+static int
+cm_drain(struct cm_chan *c)
+{
+	struct dpdat_cm_event d;
+	struct cm_ev *e;
+	uint64_t v;
+	int r;
+
+	if (read(c->eq_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return errno;
+	while ((r = dpdat_cm_eq_poll(c->eq, &d)) == 1) {
+		e = calloc(1, sizeof(*e));
+		if (e == NULL)
+			return ENOMEM;	/* d is lost: say so */
+		if (!cm_translate(c, &d, e)) {
+			free(e);
+			continue;
+		}
+		*c->local_tail = e;
+		c->local_tail = &e->next;
+	}
+	return r < 0 ? -r : 0;
+}
+
+/* The channel's fd is readable exactly while an event waits: the local
+ * queue holds one (its eventfd set) or the dpdat queue does (its eventfd
+ * written since the last drain), as a program that polls the fd and then
+ * takes one event expects. */
 int
 rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 {
 	struct cm_chan *c = cm_chan(ch);
-	struct dpdat_cm_event d;
 	struct epoll_event ev;
 	struct cm_ev *e;
 	uint64_t v;
-	int fl, r, err;
+	int fl, err;
 
 	if (c == NULL || event == NULL)
 		return cm_err(EINVAL);
@@ -347,47 +377,31 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 	for (;;) {
 		if (c->dead)
 			cm_chan_orphan(c);
+		err = cm_drain(c);
 		if (c->local != NULL) {
 			e = c->local;
 			c->local = e->next;
-			if (c->local == NULL)
+			if (c->local == NULL) {
 				c->local_tail = &c->local;
+				if (read(c->local_fd, &v, sizeof(v)) < 0) {}
+			}
 			c->users--;
 			pthread_mutex_unlock(&c->lock);
 			*event = &e->ev;
 			return 0;
 		}
-		r = dpdat_cm_eq_poll(c->eq, &d);
-		if (r == 1) {
-			e = calloc(1, sizeof(*e));
-			if (e == NULL) {
-				err = ENOMEM;
-				break;
-			}
-			if (cm_translate(c, &d, e)) {
-				c->users--;
-				pthread_mutex_unlock(&c->lock);
-				*event = &e->ev;
-				return 0;
-			}
-			free(e);
-			continue;
-		}
-		if (r < 0) {
-			err = -r;
+		if (read(c->local_fd, &v, sizeof(v)) < 0) {}
+		if (err != 0)
 			break;
-		}
 		if (fl >= 0 && (fl & O_NONBLOCK)) {
 			err = EAGAIN;
 			break;
 		}
 		pthread_mutex_unlock(&c->lock);
-		r = epoll_wait(ch->fd, &ev, 1, -1);
-		/* cleared before the queues are looked at again (EAGAIN:
-		 * the other one woke us, or another thread cleared it) */
-		if (r >= 0) {
-			if (read(c->eq_fd, &v, sizeof(v)) < 0) {}
-			if (read(c->local_fd, &v, sizeof(v)) < 0) {}
+		if (epoll_wait(ch->fd, &ev, 1, -1) < 0 && errno != EINTR) {
+			err = errno;
+			pthread_mutex_lock(&c->lock);
+			break;
 		}
 		pthread_mutex_lock(&c->lock);
 	}
