@@ -25,6 +25,9 @@
 # Usage: devtools/bench.sh [--quick] [--link KIND] [--out DIR] [--json FILE]
 #   --loss       goodput under loss instead (devtools/bench-loss.sh: both
 #                recovery modes, a table and loss.png)
+#   --verbs      what the verbs shim costs instead (devtools/bench-verbs.sh:
+#                perftest and dpdat-perf through dpdat-run against
+#                dpdat-perf on the native API, a table and verbs.json)
 #   --quick      3 sizes each, shorter runs, 2 short rounds of the goals,
 #                not judged: a smoke run (2 to 3 minutes; BENCH_QUICK=1)
 #   --link KIND  memif (default: one host), or af_xdp or af_packet between
@@ -50,8 +53,9 @@ cd "$(dirname "$0")/.."
 . devtools/lib-bench.sh
 
 usage() { sed -n '/^# Usage:/,/^# --quick 20000), BENCH_GOAL_BW_SECS/s/^# \{0,1\}//p' "$self"; }
-for a in "$@"; do	# the loss table is its own script
+for a in "$@"; do	# the loss and verbs tables are scripts of their own
 	[ "$a" != --loss ] || exec devtools/bench-loss.sh "$@"
+	[ "$a" != --verbs ] || exec devtools/bench-verbs.sh "$@"
 done
 
 build=${BUILD:-build}

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# What the verbs shim costs, side by side in one run over a memif pair:
+#   - perftest (Debian's ib_write_lat, ib_read_lat, ib_write_bw, ib_send_bw)
+#     through dpdat-run, QP details over TCP;
+#   - dpdat-perf --transport verbs through dpdat-run: the same measuring
+#     code as the next row, on the verbs and rdma_cm shims (the second,
+#     independent measure of the shim);
+#   - dpdat-perf on dpdat's native API (the baseline).
+# 8-byte latency (t_typical, half round trips) and 64 KiB bandwidth
+# (average MiB/s). The three alternate within each round, in an order
+# that turns every round (the machine is shared: one run can differ 2x
+# from the next); each figure is the median of its rounds. The goal: the
+# shim within 5 % of native on latency, 3 % on bandwidth. Prints progress
+# and one table; writes DIR/verbs.json. Logs stay in DIR/logs-verbs.
+#
+# Usage: devtools/bench.sh --verbs [--quick] [--out DIR]
+#   (or devtools/bench-verbs.sh with the same options)
+#   --quick      2 rounds of 1000 iterations (about a minute)
+#   --out DIR    where results go (default $BUILD/bench, BUILD=build)
+# Overrides: BENCH_VERBS_ROUNDS (7), BENCH_VERBS_TESTS ("write_lat
+# read_lat write_bw send_bw"), BENCH_VERBS_PROGRESS (the shim's
+# DPDAT_VERBS_PROGRESS: hybrid).
+set -euo pipefail
+here=$PWD
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+cd "$(dirname "$0")/.."
+. devtools/lib-bench.sh
+
+usage() { sed -n '/^# Usage:/,/^# DPDAT_VERBS_PROGRESS: hybrid)/s/^# \{0,1\}//p' "$self"; }
+
+build=${BUILD:-build}
+quick=${BENCH_QUICK:-0} out=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--verbs) ;;
+	--quick) quick=1 ;;
+	--out) out=${2:?--out DIR}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+	shift
+done
+[ -z "$out" ] || case $out in /*) ;; *) out=$here/$out ;; esac
+out=${out:-$build/bench}
+mkdir -p "$out/logs-verbs"
+out=$(cd "$out" && pwd)
+logs=$out/logs-verbs
+rounds=${BENCH_VERBS_ROUNDS:-7}
+[ "$quick" = 0 ] || rounds=${BENCH_VERBS_ROUNDS:-2}
+tests=${BENCH_VERBS_TESTS:-"write_lat read_lat write_bw send_bw"}
+export DPDAT_VERBS_PROGRESS=${BENCH_VERBS_PROGRESS:-hybrid}
+run=$build/app/dpdat-run/dpdat-run
+perf=$build/app/dpdat-perf/dpdat-perf
+for p in "$run" "$perf"; do
+	[ -x "$p" ] || { echo "bench-verbs: $p not built (meson compile -C $build)" >&2; exit 1; }
+done
+command -v ib_write_lat >/dev/null ||
+	{ echo "bench-verbs: perftest not installed (devtools/setup.sh)" >&2; exit 1; }
+trap bench_cleanup EXIT
+
+size() { case $1 in *_lat) echo 8 ;; *) echo 65536 ;; esac; }
+
+# One pair; prints the client's figure (nan when it failed).
+# kind: perftest | dpverbs | native
+one() {
+	local kind=$1 t=$2 s sock port log srv spid st fig
+	s=$(size "$t")
+	port=$((30000 + RANDOM % 20000))
+	sock=/tmp/dpdat-bench-verbs-$$.sock
+	log=$logs/$kind-$t-$port
+	case $kind in
+	perftest)
+		"$run" --dev "net_memif0,role=server,socket=$sock" --ip 198.18.0.1 \
+			"ib_$t" -d dpdat0 -x 0 -s "$s" -p "$port" >"$log.s" 2>&1 &
+		spid=$!
+		BENCH_PIDS+=("$spid")
+		for _ in $(seq 200); do
+			ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+			sleep 0.05
+		done
+		timeout 120 "$run" --dev "net_memif0,role=client,socket=$sock" \
+			--ip 198.18.0.2 "ib_$t" -d dpdat0 -x 0 -s "$s" -p "$port" \
+			127.0.0.1 >"$log.c" 2>&1 && st=0 || st=$?
+		# latency: t_typical, column 5; bandwidth: BW average, column 4
+		fig=$(awk -v c="$([ "${t#*_}" = lat ] && echo 5 || echo 4)" \
+			'/#bytes/ { getline; print $c; exit }' "$log.c") ;;
+	dpverbs | native)
+		local tr=dpdat dev=()
+		[ "$kind" = native ] || tr=verbs
+		if [ "$kind" = native ]; then
+			"$perf" "$t" -s "$s" -p "$port" >"$log.s" 2>&1 &
+		else
+			"$run" --dev "net_memif0,role=server,socket=$sock" \
+				--ip 198.18.0.1 "$perf" "$t" --transport verbs \
+				-s "$s" -p "$port" >"$log.s" 2>&1 &
+		fi
+		spid=$!
+		BENCH_PIDS+=("$spid")
+		if [ "$kind" = native ]; then
+			bench_wait_unix "/tmp/dpdat-perf-$port.sock" 10 || true
+			timeout 120 "$perf" "$t" -s "$s" -p "$port" \
+				--out_json "$log.json" 198.18.0.1 >"$log.c" 2>&1 &&
+				st=0 || st=$?
+		else
+			bench_wait_unix "$sock" 10 || true
+			sleep 0.5	# its rdma_cm listens right after
+			timeout 120 "$run" --dev "net_memif0,role=client,socket=$sock" \
+				--ip 198.18.0.2 "$perf" "$t" --transport verbs \
+				-s "$s" -p "$port" --out_json "$log.json" 198.18.0.1 \
+				>"$log.c" 2>&1 && st=0 || st=$?
+		fi
+		fig=$(python3 -c "
+import json,sys
+r=json.load(open(sys.argv[1]))['results'][0]
+print(r.get('t_typical_us', r.get('bw_avg_mib')))" "$log.json" 2>/dev/null || true) ;;
+	esac
+	wait "$spid" 2>/dev/null || true
+	bench_forget "$spid"
+	[ "$st" = 0 ] && [ -n "$fig" ] && echo "$fig" || echo nan
+}
+
+declare -A vals
+kinds=(perftest dpverbs native)
+echo "bench-verbs: $rounds rounds of ${tests// /, }; memif; shim progress $DPDAT_VERBS_PROGRESS"
+for ((r = 0; r < rounds; r++)); do
+	for t in $tests; do
+		line="round $((r + 1))/$rounds $t:"
+		for ((k = 0; k < 3; k++)); do
+			kind=${kinds[$(((k + r) % 3))]}
+			v=$(one "$kind" "$t")
+			vals[$t,$kind]+="$v "
+			line+=" $kind $v"
+		done
+		echo "$line"
+	done
+done
+
+python3 - "$out/verbs.json" "$tests" "$(for t in $tests; do for k in "${kinds[@]}"; do echo "$t $k ${vals[$t,$k]}"; done; done)" <<'PY'
+import json, math, statistics, sys
+path, tests, rows = sys.argv[1], sys.argv[2].split(), sys.argv[3].splitlines()
+v = {}
+for row in rows:
+    f = row.split()
+    v[(f[0], f[1])] = [float(x) for x in f[2:] if x != 'nan']
+med = lambda xs: statistics.median(xs) if xs else math.nan
+res = {}
+print()
+print("%-10s %12s %12s %12s %9s %9s %-6s" % ("test", "perftest", "dpdat-perf", "native",
+      "perftest", "dp-verbs", "goal"))
+print("%-10s %12s %12s %12s %9s %9s %-6s" % ("", "(shim)", "verbs (shim)", "dpdat-perf",
+      "/native", "/native", ""))
+for t in tests:
+    lat = t.endswith("_lat")
+    p, d, n = (med(v[(t, k)]) for k in ("perftest", "dpverbs", "native"))
+    # the shim's cost: latency above native, bandwidth below it
+    rp = p / n if n else math.nan
+    rd = d / n if n else math.nan
+    lim = 1.05 if lat else 0.97
+    ok = lambda r: (r <= lim) if lat else (r >= lim)
+    goal = "-" if math.isnan(rp) else ("met" if ok(rp) else "missed")
+    unit = "us" if lat else "MiB/s"
+    print("%-10s %9.3f %-2s %9.3f %-2s %9.3f %-2s %9.3f %9.3f %-6s" %
+          (t, p, "", d, "", n, "", rp, rd, goal))
+    res[t] = {"unit": unit, "perftest": p, "dpdat_perf_verbs": d, "native": n,
+              "perftest_ratio": rp, "dpdat_perf_verbs_ratio": rd, "goal": goal,
+              "runs": {k: v[(t, k)] for k in ("perftest", "dpverbs", "native")}}
+print("\nlatency: t_typical us (lower is better, goal /native <= 1.05);"
+      " bandwidth: MiB/s (goal /native >= 0.97)")
+json.dump(res, open(path, "w"), indent=1)
+PY
+echo "bench-verbs: $out/verbs.json, logs in $logs"
