@@ -250,6 +250,7 @@ ibv_open_device(struct ibv_device *device)
 	c->vc.query_device_ex = dv_query_device_ex;
 	dv_cq_ops(&c->vc);
 	dv_qp_ops(&c->vc);
+	dv_srq_ops(&c->vc);
 	c->vc.context.device = &dv_device;
 	c->vc.context.cmd_fd = -1;
 	c->vc.context.async_fd = -1;
@@ -284,8 +285,9 @@ dv_device_attr(struct ibv_device_attr *a)
 	a->vendor_id = DV_VENDOR_ID;
 	a->max_qp = DV_MAX_QP;
 	a->max_qp_wr = DV_MAX_WR;
+	/* SRQs are not resized (ibv_modify_srq with IBV_SRQ_MAX_WR) */
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
-			      IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_SHUTDOWN_PORT;
+			      IBV_DEVICE_SHUTDOWN_PORT;
 	a->max_sge = DPDAT_MAX_SGE;
 	a->max_sge_rd = DPDAT_MAX_SGE;
 	a->max_cq = DV_MAX_QP * 2;

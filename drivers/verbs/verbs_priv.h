@@ -19,6 +19,7 @@
  *   verbs_mr.c   protection domains and memory regions
  *   verbs_cq.c   completion queues and completion channels
  *   verbs_qp.c   queue pairs: state machine, posting
+ *   verbs_srq.c  shared receive queues
  *
  * Settings (lib/conf): DPDAT_VERBS_DEVICE, DPDAT_VERBS_IPV4,
  * DPDAT_VERBS_MTU, DPDAT_VERBS_EAL.
@@ -93,6 +94,12 @@ struct dv_cq {
 /* Remove the completions of QP qpn (destroyed) from cq. */
 void dv_cq_purge(struct ibv_cq *cq, uint32_t qpn);
 
+/* SRQ -> dpdat SRQ */
+struct dv_srq {
+	struct ibv_srq srq;
+	struct dpdat_srq *dsrq;
+};
+
 extern struct ibv_device dv_device;
 
 static inline bool
@@ -131,5 +138,6 @@ void dv_unsupported(const char *call, int *said, int err);
 /* The context operations of the other modules. */
 void dv_cq_ops(struct verbs_context *vc);
 void dv_qp_ops(struct verbs_context *vc);
+void dv_srq_ops(struct verbs_context *vc);
 
 #endif /* DPDAT_VERBS_PRIV_H */

@@ -261,9 +261,9 @@ dv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	struct dpdat_recv_wr w;
 	int ret;
 
-	if (qp->state == IBV_QPS_RESET) {
+	if (qp->state == IBV_QPS_RESET || qp->srq != NULL) {
 		*bad_wr = wr;
-		return EINVAL;
+		return EINVAL;	/* with an SRQ: post to it */
 	}
 	for (; wr != NULL; wr = wr->next) {
 		if (wr->num_sge < 0 || wr->num_sge > DPDAT_MAX_SGE) {
@@ -627,7 +627,7 @@ dv_inline_init(struct dv_qp *q, struct dv_pd *p, uint32_t max_send_wr,
 static struct ibv_qp *
 dv_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 {
-	static int said_type, said_srq;
+	static int said_type;
 	const uint32_t known = IBV_QP_INIT_ATTR_PD |
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	const uint64_t ops = IBV_QP_EX_WITH_RDMA_WRITE |
@@ -646,9 +646,8 @@ dv_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 			       &said_type, EOPNOTSUPP);
 		return NULL;
 	}
-	if (a->srq != NULL) {
-		dv_unsupported("ibv_create_qp with an SRQ", &said_srq,
-			       EOPNOTSUPP);
+	if (a->srq != NULL && a->srq->context != ctx) {
+		errno = EINVAL;
 		return NULL;
 	}
 	if ((a->comp_mask & ~known) || !(a->comp_mask & IBV_QP_INIT_ATTR_PD) ||
@@ -688,6 +687,7 @@ dv_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 	qc.max_send_wr = a->cap.max_send_wr;
 	qc.max_recv_wr = a->cap.max_recv_wr;
 	qc.sq_sig_all = a->sq_sig_all;
+	qc.srq = a->srq != NULL ? ((struct dv_srq *)a->srq)->dsrq : NULL;
 	q->dqp = dpdat_qp_create(dv_ctx(ctx)->dev, &qc);
 	if (q->dqp == NULL || dpdat_qp_query(q->dqp, &qi) != 0) {
 		ret = q->dqp == NULL ? rte_errno : EIO;
@@ -704,6 +704,7 @@ dv_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 	q->qpx.qp_base.pd = a->pd;
 	q->qpx.qp_base.send_cq = a->send_cq;
 	q->qpx.qp_base.recv_cq = a->recv_cq;
+	q->qpx.qp_base.srq = a->srq;
 	q->qpx.qp_base.handle = qi.qpn;
 	q->qpx.qp_base.qp_num = qi.qpn;
 	q->qpx.qp_base.state = IBV_QPS_RESET;

@@ -272,6 +272,60 @@ objects(struct ibv_context *ctx)
 	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd");
 }
 
+/* A shared receive queue: create, arm, query, a QP on it, in use. */
+static void
+srq(struct ibv_context *ctx)
+{
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16,
+						  .max_sge = 1 } };
+	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 } };
+	struct ibv_recv_wr rwr = { .wr_id = 9 }, *bad;
+	struct ibv_srq_attr sa;
+	struct ibv_srq *s, *bad_srq;
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	struct ibv_qp *qp;
+
+	CHECK(pd != NULL && cq != NULL, "pd, cq");
+	if (pd == NULL || cq == NULL)
+		exit(1);
+	s = ibv_create_srq(pd, &si);
+	CHECK(s != NULL && s->pd == pd && si.attr.max_sge >= 1,
+	      "create_srq: %s", strerror(errno));
+	if (s == NULL)
+		exit(1);
+	si.attr.max_wr = 0;
+	errno = 0;
+	bad_srq = ibv_create_srq(pd, &si);
+	CHECK(bad_srq == NULL && errno == EINVAL, "max_wr 0: %s",
+	      strerror(errno));
+	CHECK(ibv_post_srq_recv(s, &rwr, &bad) == 0, "post_srq_recv");
+	sa.srq_limit = 4;
+	CHECK(ibv_modify_srq(s, &sa, IBV_SRQ_LIMIT) == 0, "arm the limit");
+	/* one posted, fewer than 4: crossed at once and disarmed */
+	CHECK(ibv_query_srq(s, &sa) == 0 && sa.max_wr == 16 &&
+	      sa.srq_limit == 0, "query_srq: max_wr %u limit %u", sa.max_wr,
+	      sa.srq_limit);
+	sa.max_wr = 32;
+	CHECK(ibv_modify_srq(s, &sa, IBV_SRQ_MAX_WR) == EINVAL,
+	      "resize allowed");
+	ia.send_cq = ia.recv_cq = cq;
+	ia.srq = s;
+	qp = ibv_create_qp(pd, &ia);
+	CHECK(qp != NULL && qp->srq == s, "QP on the SRQ: %s",
+	      strerror(errno));
+	if (qp == NULL)
+		exit(1);
+	CHECK(to_init(qp) == 0, "INIT");
+	CHECK(ibv_post_recv(qp, &rwr, &bad) == EINVAL,
+	      "post_recv to a QP on an SRQ");
+	CHECK(ibv_destroy_srq(s) == EBUSY, "destroy_srq under a QP");
+	CHECK(ibv_destroy_qp(qp) == 0 && ibv_destroy_srq(s) == 0,
+	      "destroy_qp, destroy_srq");
+	CHECK(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0, "teardown");
+}
+
 int
 main(void)
 {
@@ -285,6 +339,7 @@ main(void)
 	queries(ctx);
 	memory(ctx);
 	objects(ctx);
+	srq(ctx);
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures != 0;

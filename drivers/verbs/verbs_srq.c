@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Shared receive queues of dpdat0: a dpdat SRQ. Its limit is armed with
+ * ibv_modify_srq(IBV_SRQ_LIMIT) and read back with ibv_query_srq (0 once
+ * crossed); the asynchronous event a kernel device raises when it is
+ * crossed is not delivered (dpdat0 has no async event fd). Not resizable.
+ */
+
+#include <stdlib.h>
+
+#include <rte_errno.h>
+
+#include "verbs_priv.h"
+
+static inline bool
+dv_ours_srq(const struct ibv_srq *srq)
+{
+	return srq != NULL && dv_ours(srq->context);
+}
+
+struct ibv_srq *
+ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *init)
+{
+	struct dpdat_srq_conf sc = { 0 };
+	struct dv_srq *s;
+
+	if (!dv_ours_pd(pd))
+		return NEXT(ibv_create_srq, "IBVERBS_1.1",
+			    struct ibv_srq *(*)(struct ibv_pd *,
+						struct ibv_srq_init_attr *))(pd,
+									init);
+	if (init == NULL || init->attr.max_wr == 0 ||
+	    init->attr.max_wr > DV_MAX_WR ||
+	    init->attr.max_sge > DPDAT_MAX_SGE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	sc.max_wr = init->attr.max_wr;
+	s->dsrq = dpdat_srq_create(dv_ctx(pd->context)->dev, &sc);
+	if (s->dsrq == NULL) {
+		errno = rte_errno;
+		free(s);
+		return NULL;
+	}
+	init->attr.max_sge = DPDAT_MAX_SGE;
+	s->srq.context = pd->context;
+	s->srq.srq_context = init->srq_context;
+	s->srq.pd = pd;
+	pthread_mutex_init(&s->srq.mutex, NULL);
+	pthread_cond_init(&s->srq.cond, NULL);
+	return &s->srq;
+}
+
+int
+ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
+{
+	struct dv_srq *s = (struct dv_srq *)srq;
+
+	if (!dv_ours_srq(srq))
+		return NEXT(ibv_modify_srq, "IBVERBS_1.1",
+			    int (*)(struct ibv_srq *, struct ibv_srq_attr *,
+				    int))(srq, attr, mask);
+	if ((mask & ~IBV_SRQ_LIMIT) != 0)
+		return EINVAL;	/* IBV_SRQ_MAX_WR: no resizing */
+	if (mask & IBV_SRQ_LIMIT)
+		return -dpdat_srq_arm(s->dsrq, attr->srq_limit);
+	return 0;
+}
+
+int
+ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct dv_srq *s = (struct dv_srq *)srq;
+	struct dpdat_srq_info si;
+	int ret;
+
+	if (!dv_ours_srq(srq))
+		return NEXT(ibv_query_srq, "IBVERBS_1.1",
+			    int (*)(struct ibv_srq *,
+				    struct ibv_srq_attr *))(srq, attr);
+	ret = dpdat_srq_query(s->dsrq, &si);
+	if (ret != 0)
+		return -ret;
+	attr->max_wr = si.max_wr;
+	attr->max_sge = DPDAT_MAX_SGE;
+	attr->srq_limit = si.limit;
+	return 0;
+}
+
+int
+ibv_destroy_srq(struct ibv_srq *srq)
+{
+	struct dv_srq *s = (struct dv_srq *)srq;
+	int ret;
+
+	if (!dv_ours_srq(srq))
+		return NEXT(ibv_destroy_srq, "IBVERBS_1.1",
+			    int (*)(struct ibv_srq *))(srq);
+	ret = dpdat_srq_free(s->dsrq);
+	if (ret != 0)
+		return -ret;	/* EBUSY: a QP takes from it */
+	pthread_cond_destroy(&srq->cond);
+	pthread_mutex_destroy(&srq->mutex);
+	free(s);
+	return 0;
+}
+
+static int
+dv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad_wr)
+{
+	struct dpdat_srq *d = ((struct dv_srq *)srq)->dsrq;
+	struct dpdat_recv_wr w;
+	int ret;
+
+	for (; wr != NULL; wr = wr->next) {
+		if (wr->num_sge < 0 || wr->num_sge > DPDAT_MAX_SGE) {
+			*bad_wr = wr;
+			return EINVAL;
+		}
+		w.wr_id = wr->wr_id;
+		w.sg_list = (const struct dpdat_sge *)wr->sg_list;
+		w.num_sge = (uint32_t)wr->num_sge;
+		ret = dpdat_post_srq_recv(d, &w);
+		if (ret != 0) {
+			*bad_wr = wr;
+			return -ret;
+		}
+	}
+	return 0;
+}
+
+void
+dv_srq_ops(struct verbs_context *vc)
+{
+	vc->context.ops.post_srq_recv = dv_post_srq_recv;
+}
