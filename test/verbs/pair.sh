@@ -6,10 +6,15 @@
 # pair: the server (memif server, 198.18.0.1) is started, the client
 # (198.18.0.2) connects to it on 127.0.0.1 once its TCP port listens (the
 # exchange of QP details is the program's own). Both must exit 0 and the
-# client's output hold PATTERN.
-#   pair.sh <dpdat-run> [--env VAR=VALUE]... PATTERN PROGRAM [ARGS...]
-#   pair.sh <dpdat-run> [--env VAR=VALUE]... PATTERN PROGRAM SERVER_ARGS...
-#           -- CLIENT_ARGS...
+# client's output hold PATTERN. With --link af_xdp or af_packet, the two
+# run instead in two network namespaces joined by a veth pair (made here,
+# as root, removed on exit: test/integration/netns.sh), dpdat0 on each
+# veth0 beside the kernel, which carries the programs' TCP (the client
+# then connects to 198.18.0.1).
+#   pair.sh <dpdat-run> [--link KIND] [--env VAR=VALUE]... PATTERN PROGRAM
+#           [ARGS...]
+#   pair.sh <dpdat-run> [--link KIND] [--env VAR=VALUE]... PATTERN PROGRAM
+#           SERVER_ARGS... -- CLIENT_ARGS...
 # In the first form the TCP port is -p PORT, added by this script to both
 # sides, and the client is given 127.0.0.1 (programs that exchange QP
 # details over TCP: ibv_rc_pingpong, perftest); in the second, each side
@@ -21,8 +26,13 @@ set -u
 . "$(dirname "$0")/../sanitizer.sh"
 run=$1
 shift
-while [ "${1:-}" = --env ]; do
-	export "${2:?--env needs VAR=VALUE}"
+link=
+while [ "${1:-}" = --env ] || [ "${1:-}" = --link ]; do
+	if [ "$1" = --link ]; then
+		link=${2:?--link af_xdp or af_packet}
+	else
+		export "${2:?--env needs VAR=VALUE}"
+	fi
 	shift 2
 done
 pattern=$1 prog=$2
@@ -50,11 +60,26 @@ trap cleanup EXIT
 san_init "$tmp"
 sock=$tmp/v.sock
 port=$((20000 + RANDOM % 20000))
+if [ -n "$link" ]; then
+	. "$(dirname "$0")/../integration/netns.sh"
+	dev=$(netns_dev "$link") || exit 1
+	netns_up
+	trap 'cleanup; netns_down' EXIT
+	# each dpdat0 takes its veth0's address
+	sdev=(--dev "$dev") cdev=(--dev "$dev")
+	sx=(ip netns exec "$NS_A") cx=(ip netns exec "$NS_B")
+	peer=198.18.0.1
+else
+	sdev=(--dev "net_memif0,role=server,socket=$sock" --ip 198.18.0.1)
+	cdev=(--dev "net_memif0,role=client,socket=$sock" --ip 198.18.0.2)
+	sx=() cx=()
+	peer=127.0.0.1
+fi
 if [ -n "$split" ]; then
 	sargs=("${sargs[@]//@PORT@/$port}")
 	cargs=("${cargs[@]//@PORT@/$port}")
 else
-	cargs=("${sargs[@]}" -p "$port" 127.0.0.1)
+	cargs=("${sargs[@]}" -p "$port" "$peer")
 	sargs+=(-p "$port")
 fi
 fail() {
@@ -81,15 +106,20 @@ ib_atomic_lat* | ib_send_bw*)
 		san+=("ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0") ;;
 esac
 
-"${san[@]}" timeout 60 "$run" --dev "net_memif0,role=server,socket=$sock" \
-	--ip 198.18.0.1 "$prog" "${sargs[@]}" >"$tmp/server" 2>&1 &
+"${sx[@]}" "${san[@]}" timeout 60 "$run" "${sdev[@]}" \
+	"$prog" "${sargs[@]}" >"$tmp/server" 2>&1 &
 spid=$!
 # the server opens dpdat0 (EAL, port) before it listens
 if [ -n "$split" ]; then
-	# its memif socket (abstract) is up once dpdat0 opened; it listens
-	# right after
+	# dpdat0 is up once its memif socket (abstract) listens, or, beside
+	# a kernel, once the EAL came up and the port was made; its rdma_cm
+	# listens right after
 	for _ in $(seq 200); do
-		ss -Hxl 2>/dev/null | grep -q "@$sock" && break
+		if [ -n "$link" ]; then
+			grep -q "EAL up" "$tmp/server" && sleep 1 && break
+		else
+			ss -Hxl 2>/dev/null | grep -q "@$sock" && break
+		fi
 		kill -0 "$spid" 2>/dev/null ||
 			fail "the server exited before listening"
 		sleep 0.1
@@ -97,15 +127,16 @@ if [ -n "$split" ]; then
 	sleep 0.5
 else
 	for _ in $(seq 200); do
-		ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
+		"${sx[@]}" ss -Hltn "sport = :$port" 2>/dev/null |
+			grep -q . && break
 		kill -0 "$spid" 2>/dev/null ||
 			fail "the server exited before listening"
 		sleep 0.1
 	done
 fi
 kill -0 "$spid" 2>/dev/null || fail "the server exited before the client started"
-"${san[@]}" timeout 60 "$run" --dev "net_memif0,role=client,socket=$sock" \
-	--ip 198.18.0.2 "$prog" "${cargs[@]}" >"$tmp/client" 2>&1
+"${cx[@]}" "${san[@]}" timeout 60 "$run" "${cdev[@]}" \
+	"$prog" "${cargs[@]}" >"$tmp/client" 2>&1
 cst=$?
 wait "$spid"
 sst=$?
