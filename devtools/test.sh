@@ -92,11 +92,13 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite fabric --no-suite mpi --no-suite netns
-# Debian's verbs programs through dpdat-run, the sanitized libdpdat-verbs
-# preloaded after the runtimes (as the DAT programs)
+# Debian's verbs and rdma_cm programs through dpdat-run, the sanitized
+# libdpdat-verbs and libdpdat-rdmacm preloaded after the runtimes (as the
+# DAT programs), over memif (the namespace variants run in build/ above;
+# meson test -C build-asan --suite verbs runs them all sanitized)
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	run_suites build-asan --suite verbs
+	run_suites build-asan --suite verbs --no-suite netns
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan netns-afxdp-dat-trans-mix \
