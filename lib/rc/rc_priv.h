@@ -253,6 +253,9 @@ enum rc_resp_msg {
 	RC_RESP_MSG_WRITE,	/* inside a multi-packet WRITE */
 };
 
+#define RC_REMOTE_ALL (DPDAT_MEM_PRIV_REMOTE_READ | DPDAT_MEM_PRIV_REMOTE_WRITE | \
+		       DPDAT_MEM_PRIV_REMOTE_ATOMIC)
+
 struct dpdat_qp {
 	uint32_t magic;
 	struct dpdat_dev *dev;
@@ -261,6 +264,9 @@ struct dpdat_qp {
 	uint32_t pz_id;
 	uint64_t tag;		/* never reused (QP numbers are): the scope of
 				 * RMRs bound with dpdat_rmr_bind_qp() */
+	/* remote accesses the responder allows (DPDAT_MEM_PRIV_REMOTE_*,
+	 * dpdat_qp_set_access); every one by default */
+	uint32_t remote_ok;
 	struct dpdat_cq *scq, *rcq;
 	int sig_all;
 	int state;		/* enum dpdat_qp_state; written by both */
@@ -443,8 +449,10 @@ struct dpdat_dev {
 						 * nobody else runs it */
 	/* hybrid progress: consumer polls that ran the engine, counted
 	 * without a lock (a lost count is harmless: it only tells the
-	 * engine thread that someone polls busily) */
-	uint64_t polls __rte_cache_aligned;
+	 * engine thread that someone polls busily). Not cache aligned: the
+	 * device is calloc()ed, and while pollers write it the engine
+	 * thread naps */
+	uint64_t polls;
 	void (*qp_gone)(void *ctx, struct dpdat_qp *qp);	/* engine held */
 	void *qp_gone_ctx;
 };
