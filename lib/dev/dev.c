@@ -182,8 +182,14 @@ dev_run(struct dpdat_dev *dev)
 	unsigned int r = dev_thread_reader(dev);
 	int n;
 
-	if (unlikely(r == DEV_NO_READER))
+	if (unlikely(r == DEV_NO_READER)) {
+		/* the shared reader is the engine thread's in hybrid mode
+		 * (it stays online there): a poller without a reader of its
+		 * own leaves the engine to the thread */
+		if (dev->progress == DPDAT_PROGRESS_HYBRID)
+			return 0;
 		return dev_run_shared(dev);
+	}
 	mr_reader_online_unfenced(dev->dom, r);
 	/* the full barrier between the reader's store and the engine's
 	 * first read of the table (a locked instruction on x86) */

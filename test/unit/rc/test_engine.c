@@ -1863,6 +1863,18 @@ test_thread_readers(void)
 	CU_ASSERT_EQUAL(A.dev->n_treaders, DEV_THREAD_READERS);
 	tok = rte_rcu_qsbr_start(dom->qsbr);
 	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 1);
+	/* hybrid progress: the shared reader is the engine thread's, online
+	 * while it runs; a poller without a reader of its own leaves the
+	 * engine to the thread and that reader online (it put it offline
+	 * under the thread, which then read the table unprotected) */
+	A.dev->progress = DPDAT_PROGRESS_HYBRID;
+	dpdat_mr_reader_online(dom, A.dev->reader);
+	CU_ASSERT_EQUAL(pthread_create(&t, NULL, poll_once, A.dev), 0);
+	pthread_join(t, NULL);
+	tok = rte_rcu_qsbr_start(dom->qsbr);
+	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 0);
+	dpdat_mr_reader_offline(dom, A.dev->reader);
+	A.dev->progress = DPDAT_PROGRESS_INLINE;
 }
 
 CU_TestInfo rc_engine_tests[] = {
