@@ -48,9 +48,12 @@
 #define CM_EQ_SIZE 1024
 #define CM_RD_ATOMIC 16		/* what a dpdat responder answers */
 
+struct cm_chan;
+
 struct cm_ev {
 	struct rdma_cm_event ev;	/* first: rdma_ack_cm_event frees it */
 	struct cm_ev *next;
+	struct cm_chan *ch;
 	uint8_t pdata[DPDAT_CM_DREQ_PDATA_MAX];
 };
 
@@ -63,6 +66,7 @@ struct cm_chan {
 	int local_fd;			/* an eventfd for the events made here */
 	struct dpdat_dev *dev;
 	pthread_mutex_t lock;		/* ids, local events, below */
+	pthread_cond_t acked;		/* an event was acknowledged */
 	/* threads inside rdma_get_cm_event, and whether the channel was
 	 * destroyed under them: the last of them frees it */
 	uint32_t users;
@@ -78,6 +82,9 @@ struct cm_id {
 	struct dpdat_cm_listener *listener;
 	struct dpdat_cm_conn *conn;
 	uint16_t port;			/* bound (host order) */
+	/* events reported on the id (as id or listen_id) and not yet
+	 * acknowledged: rdma_destroy_id waits for them, as librdmacm's */
+	uint32_t events_out;
 	uint32_t dst_ip;		/* network order */
 	uint16_t dst_port;		/* host order */
 	struct ibv_pd *own_pd;		/* made by rdma_create_qp */
@@ -150,6 +157,7 @@ rdma_create_event_channel(void)
 	}
 	c->local_tail = &c->local;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->acked, NULL);
 	return &c->ch;
 }
 
@@ -167,6 +175,7 @@ cm_chan_free(struct cm_chan *c)
 	if (dpdat_cm_eq_free(c->eq) != 0)
 		CM_LOG("rdma_destroy_event_channel: ids still use it");
 	pthread_mutex_destroy(&c->lock);
+	pthread_cond_destroy(&c->acked);
 	free(c);
 }
 
@@ -220,6 +229,7 @@ cm_local(struct cm_chan *c, struct cm_id *id, enum rdma_cm_event_type type,
 
 	if (e == NULL)
 		return;		/* the caller's call still succeeded: lost */
+	e->ch = c;
 	e->ev.id = &id->id;
 	e->ev.event = type;
 	e->ev.status = status;
@@ -271,6 +281,7 @@ cm_translate(struct cm_chan *c, const struct dpdat_cm_event *d,
 	bool final = d->type != DPDAT_CM_CONNECT_REQUEST &&
 		     d->type != DPDAT_CM_ESTABLISHED;
 
+	e->ch = c;
 	memcpy(e->pdata, d->private_data, d->private_data_len);
 	e->ev.param.conn.private_data = d->private_data_len ? e->pdata : NULL;
 	e->ev.param.conn.private_data_len = (uint8_t)RTE_MIN(
@@ -323,8 +334,12 @@ cm_translate(struct cm_chan *c, const struct dpdat_cm_event *d,
 	}
 	return true;
 gone:
-	/* the id was destroyed while connected: its connection ends here */
-	if (final)
+	/* the id (or the listener) was destroyed: a request is rejected,
+	 * a connection that got established after all is disconnected, and
+	 * one that ended is freed */
+	if (d->type == DPDAT_CM_ESTABLISHED)
+		dpdat_cm_disconnect(d->conn, NULL, 0);
+	else if (final || d->type == DPDAT_CM_CONNECT_REQUEST)
 		dpdat_cm_conn_free(d->conn);
 	return false;
 }
@@ -385,6 +400,9 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 				c->local_tail = &c->local;
 				if (read(c->local_fd, &v, sizeof(v)) < 0) {}
 			}
+			((struct cm_id *)e->ev.id)->events_out++;
+			if (e->ev.listen_id != NULL)
+				((struct cm_id *)e->ev.listen_id)->events_out++;
 			c->users--;
 			pthread_mutex_unlock(&c->lock);
 			*event = &e->ev;
@@ -413,9 +431,19 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 int
 rdma_ack_cm_event(struct rdma_cm_event *event)
 {
-	if (event == NULL)
+	struct cm_ev *e = (struct cm_ev *)event;	/* it begins with it */
+	struct cm_chan *c;
+
+	if (e == NULL)
 		return cm_err(EINVAL);
-	free(event);	/* struct cm_ev begins with it */
+	c = e->ch;
+	pthread_mutex_lock(&c->lock);
+	((struct cm_id *)e->ev.id)->events_out--;
+	if (e->ev.listen_id != NULL)
+		((struct cm_id *)e->ev.listen_id)->events_out--;
+	pthread_cond_broadcast(&c->acked);
+	pthread_mutex_unlock(&c->lock);
+	free(e);
 	return 0;
 }
 
@@ -467,6 +495,36 @@ rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id,
 	return 0;
 }
 
+/* The queued events of an id that goes: dropped; a connection request to
+ * it as a listener is rejected with its new id. Lock held. */
+static void
+cm_drop_events(struct cm_chan *c, struct cm_id *i)
+{
+	struct cm_ev **p = &c->local, *e;
+	struct cm_id *child, **q;
+
+	c->local_tail = &c->local;
+	while ((e = *p) != NULL) {
+		if (e->ev.id != &i->id && e->ev.listen_id != &i->id) {
+			c->local_tail = &e->next;
+			p = &e->next;
+			continue;
+		}
+		*p = e->next;
+		child = (struct cm_id *)e->ev.id;
+		if (e->ev.listen_id == &i->id && child != i) {
+			for (q = &c->ids; *q != NULL; q = &(*q)->next)
+				if (*q == child) {
+					*q = child->next;
+					break;
+				}
+			dpdat_cm_conn_free(child->conn);	/* rejects it */
+			free(child);
+		}
+		free(e);
+	}
+}
+
 int
 rdma_destroy_id(struct rdma_cm_id *id)
 {
@@ -482,6 +540,11 @@ rdma_destroy_id(struct rdma_cm_id *id)
 			*p = i->next;
 			break;
 		}
+	cm_drop_events(c, i);
+	/* librdmacm's rdma_destroy_id waits for the id's events to be
+	 * acknowledged: a thread may still be handling one */
+	while (i->events_out != 0)
+		pthread_cond_wait(&c->acked, &c->lock);
 	if (i->listener != NULL)
 		dpdat_cm_listen_free(i->listener);
 	/* still connected: disconnect; the connection is freed with its
@@ -489,6 +552,10 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	if (i->conn != NULL && dpdat_cm_conn_free(i->conn) != 0)
 		dpdat_cm_disconnect(i->conn, NULL, 0);
 	pthread_mutex_unlock(&c->lock);
+	if (i->own_cq != NULL)
+		ibv_destroy_cq(i->own_cq);
+	if (i->own_pd != NULL)
+		ibv_dealloc_pd(i->own_pd);
 	free(i);
 	return 0;
 }
@@ -669,11 +736,16 @@ void
 rdma_destroy_qp(struct rdma_cm_id *id)
 {
 	struct cm_id *i = (struct cm_id *)id;
+	struct ibv_qp *qp;
 
 	if (i == NULL || id->qp == NULL)
 		return;
-	ibv_destroy_qp(id->qp);
+	/* the event thread reads id->qp under the lock (cm_translate) */
+	pthread_mutex_lock(&i->ch->lock);
+	qp = id->qp;
 	id->qp = NULL;
+	pthread_mutex_unlock(&i->ch->lock);
+	ibv_destroy_qp(qp);
 	if (i->own_cq != NULL && ibv_destroy_cq(i->own_cq) == 0)
 		i->own_cq = NULL;
 	if (i->own_pd != NULL && ibv_dealloc_pd(i->own_pd) == 0)
@@ -867,4 +939,102 @@ rdma_freeaddrinfo(struct rdma_addrinfo *res)
 		free(res);
 		res = n;
 	}
+}
+
+/* ---- what dpdat0 does not offer: refused, never the system's ---- */
+
+/* librdmacm's own calls would take our id for theirs: each is refused */
+static int
+cm_nosys(const char *call)
+{
+	CM_LOG("%s on dpdat0: not supported", call);
+	return cm_err(ENOSYS);
+}
+
+int
+rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
+	       struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
+{
+	(void)id, (void)res, (void)pd, (void)qp_init_attr;
+	return cm_nosys("rdma_create_ep");
+}
+
+void
+rdma_destroy_ep(struct rdma_cm_id *id)
+{
+	(void)id;
+	cm_nosys("rdma_destroy_ep");
+}
+
+int
+rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
+{
+	(void)listen, (void)id;
+	return cm_nosys("rdma_get_request");
+}
+
+int
+rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
+		struct ibv_srq_init_attr *attr)
+{
+	(void)id, (void)pd, (void)attr;
+	return cm_nosys("rdma_create_srq (ibv_create_srq works)");
+}
+
+int
+rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
+{
+	(void)id, (void)attr;
+	return cm_nosys("rdma_create_srq_ex");
+}
+
+void
+rdma_destroy_srq(struct rdma_cm_id *id)
+{
+	(void)id;
+	cm_nosys("rdma_destroy_srq");
+}
+
+int
+rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
+		    void *context)
+{
+	(void)id, (void)addr, (void)context;
+	return cm_nosys("rdma_join_multicast");
+}
+
+int
+rdma_join_multicast_ex(struct rdma_cm_id *id,
+		       struct rdma_cm_join_mc_attr_ex *attr, void *context)
+{
+	(void)id, (void)attr, (void)context;
+	return cm_nosys("rdma_join_multicast_ex");
+}
+
+int
+rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
+{
+	(void)id, (void)addr;
+	return cm_nosys("rdma_leave_multicast");
+}
+
+int
+rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	(void)id, (void)ece;
+	return cm_nosys("rdma_set_local_ece");
+}
+
+int
+rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	(void)id, (void)ece;
+	return cm_nosys("rdma_get_remote_ece");
+}
+
+int
+rdma_reject_ece(struct rdma_cm_id *id, const void *pdata, uint8_t len)
+{
+	(void)id, (void)pdata, (void)len;
+	return cm_nosys("rdma_reject_ece");
 }

@@ -163,6 +163,7 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	pthread_mutex_init(&c->cq.mutex, NULL);
 	pthread_cond_init(&c->cq.cond, NULL);
 	pthread_mutex_init(&c->keep_lock, NULL);
+	rte_spinlock_init(&c->poll_lock);
 	return &c->cq;
 }
 
@@ -280,14 +281,17 @@ dv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	struct dpdat_wc w[DV_POLL_BURST];
 	int got = 0, k, i;
 
+	rte_spinlock_lock(&c->poll_lock);
 	while (got < n) {
 		if (unlikely(__atomic_load_n(&c->n_keep, __ATOMIC_ACQUIRE)))
 			k = dv_cq_kept(c, w, RTE_MIN(n - got, DV_POLL_BURST));
 		else
 			k = dpdat_cq_poll(c->dcq, w,
 					  RTE_MIN(n - got, DV_POLL_BURST));
-		if (k < 0)
+		if (k < 0) {
+			rte_spinlock_unlock(&c->poll_lock);
 			return got != 0 ? got : -1;
+		}
 		for (i = 0; i < k; i++) {
 			struct ibv_wc *o = &wc[got + i];
 
@@ -312,6 +316,7 @@ dv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		if (k < DV_POLL_BURST)
 			break;
 	}
+	rte_spinlock_unlock(&c->poll_lock);
 	return got;
 }
 

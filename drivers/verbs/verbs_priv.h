@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include <infiniband/verbs.h>
+#include <rte_spinlock.h>
 
 #include <dpdat/dpdat.h>
 #include <dpdat/dpdat_mr.h>
@@ -83,6 +84,10 @@ struct dv_cq {
 	struct ibv_cq cq;
 	struct dpdat_cq *dcq;
 	int efd;			/* the dpdat CQ's eventfd, with a channel */
+	/* pollers, and ibv_destroy_qp around its flush and purge: no poller
+	 * sees a destroyed QP's completions or takes a live QP's out of
+	 * order meanwhile */
+	rte_spinlock_t poll_lock;
 	/* completions taken out of dcq when a QP was destroyed (the others
 	 * of its CQs' completions, kept for ibv_poll_cq, which takes these
 	 * first): verbs leaves none of a destroyed QP in its CQs */
@@ -91,7 +96,8 @@ struct dv_cq {
 	uint32_t n_keep, keep_head;	/* n_keep read without the lock */
 };
 
-/* Remove the completions of QP qpn (destroyed) from cq. */
+/* Remove the completions of QP qpn (destroyed) from cq; its poll_lock
+ * held. */
 void dv_cq_purge(struct ibv_cq *cq, uint32_t qpn);
 
 /* SRQ -> dpdat SRQ */

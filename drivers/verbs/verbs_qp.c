@@ -7,7 +7,8 @@
  * ibv_create_qp (dpdat's INIT, our RESET) and walked through verbs' states
  * here:
  *
- *   RESET -> INIT   access flags kept (the MRs' own are what is checked)
+ *   RESET -> INIT   the access flags: the remote accesses the responder
+ *                   allows (dpdat_qp_set_access), beside the MRs' own
  *   INIT  -> RTR    the peer's GID (IPv4-mapped) resolved by ARP, then
  *                   dpdat_qp_connect() with the application's rq_psn: the
  *                   responder answers from here; posting sends waits for RTS
@@ -760,6 +761,7 @@ ibv_destroy_qp(struct ibv_qp *qp)
 {
 	struct dv_qp *q = dv_qp(qp);
 	struct ibv_cq *scq, *rcq;
+	struct dv_cq *lo, *hi;
 	uint32_t qpn;
 
 	if (!dv_ours_qp(qp))
@@ -770,11 +772,21 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	qpn = qp->qp_num;
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
+	/* no poller meanwhile (in address order: no deadlock between two
+	 * destroys) */
+	lo = (struct dv_cq *)(scq < rcq ? scq : rcq);
+	hi = (struct dv_cq *)(scq < rcq ? rcq : scq);
+	rte_spinlock_lock(&lo->poll_lock);
+	if (hi != lo)
+		rte_spinlock_lock(&hi->poll_lock);
 	dv_qp_release(q);	/* flushes what is outstanding into its CQs */
 	/* verbs leaves no completion of a destroyed QP in its CQs */
 	dv_cq_purge(scq, qpn);
 	if (rcq != scq)
 		dv_cq_purge(rcq, qpn);
+	if (hi != lo)
+		rte_spinlock_unlock(&hi->poll_lock);
+	rte_spinlock_unlock(&lo->poll_lock);
 	return 0;
 }
 
@@ -977,6 +989,14 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	default:
 		break;
 	}
+	if (ret == 0 && (mask & IBV_QP_ACCESS_FLAGS))
+		ret = -dpdat_qp_set_access(q->dqp,
+			(attr->qp_access_flags & IBV_ACCESS_REMOTE_READ ?
+			 DPDAT_MEM_PRIV_REMOTE_READ : 0) |
+			(attr->qp_access_flags & IBV_ACCESS_REMOTE_WRITE ?
+			 DPDAT_MEM_PRIV_REMOTE_WRITE : 0) |
+			(attr->qp_access_flags & IBV_ACCESS_REMOTE_ATOMIC ?
+			 DPDAT_MEM_PRIV_REMOTE_ATOMIC : 0));
 	if (ret == 0) {
 		dv_attr_keep(&q->attr, attr, mask);
 		qp->state = next;

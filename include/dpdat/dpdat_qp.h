@@ -441,6 +441,19 @@ struct dpdat_qp_send_attr {
 int
 dpdat_qp_set_send(struct dpdat_qp *qp, const struct dpdat_qp_send_attr *attr);
 
+/**
+ * Set the remote accesses the QP's responder allows: a mask of
+ * DPDAT_MEM_PRIV_REMOTE_READ, _WRITE and _ATOMIC (every one by default).
+ * A request of a kind not in it is refused as one to a region that does
+ * not grant it (a remote access error, the QP broken), whatever its key;
+ * the region's own privileges are checked as well. Verbs' QP access
+ * flags. From the next request on; thread safe.
+ *
+ * @return 0, -EBADF, -EINVAL (other bits).
+ */
+int
+dpdat_qp_set_access(struct dpdat_qp *qp, uint32_t privileges);
+
 /** @return 0, -EBADF, -EINVAL. */
 int
 dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info);

@@ -123,6 +123,7 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 		return NULL;
 	}
 	qp_set_isn(qp, (uint32_t)rte_rand() & ROCE_PSN_MASK);
+	qp->remote_ok = RC_REMOTE_ALL;
 	qp->state = DPDAT_QPS_INIT;
 	qp->magic = RC_MAGIC_QP;
 
@@ -236,6 +237,18 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 		       r->max_rd_atomic);
 	qp->epsn = r->psn;
 	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
+}
+
+int
+dpdat_qp_set_access(struct dpdat_qp *qp, uint32_t privileges)
+{
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	if (privileges & ~RC_REMOTE_ALL)
+		return -EINVAL;
+	/* read by the engine at each request: a plain store suffices */
+	__atomic_store_n(&qp->remote_ok, privileges, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int

@@ -65,6 +65,18 @@ rc_ack_owed_now(struct dpdat_qp *qp)
 							    ROCE_PSN_MASK));
 }
 
+/* A remote access the QP allows (dpdat_qp_set_access) to a region that
+ * allows it: what every request is checked against. */
+static inline enum dpdat_mr_check
+resp_access(const struct dpdat_qp *qp, uint32_t key, uint64_t va,
+	    uint64_t len, uint32_t priv, struct dpdat_mr_xlat *x)
+{
+	if (unlikely(!(qp->remote_ok & priv)))
+		return DPDAT_MR_CHECK_PRIVILEGE;
+	return mr_access_check(qp->dev->dom, key, va, len, priv, qp->pz_id,
+			       qp->tag, x);
+}
+
 static void
 ack_list_add(struct dpdat_qp *qp)
 {
@@ -296,9 +308,9 @@ rc_responder_reads(struct dpdat_qp *qp)
 		 * it. One that still waits gets the remote access error.
 		 * Breaking this QP for it broke MPI's rendezvous over
 		 * ofi_rxm on a loaded machine. */
-		if (n != 0 && mr_access_check(qp->dev->dom, r->rkey,
-				r->va + r->off, n, DPDAT_MEM_PRIV_REMOTE_READ,
-				qp->pz_id, qp->tag, &x) != DPDAT_MR_CHECK_OK) {
+		if (n != 0 && resp_access(qp, r->rkey, r->va + r->off, n,
+				DPDAT_MEM_PRIV_REMOTE_READ, &x) !=
+		    DPDAT_MR_CHECK_OK) {
 			if (!r->dup) {
 				fatal(qp, ROCE_AETH_NAK_REM_ACC, r->psn);
 				return;
@@ -460,9 +472,9 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 			fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 			return;
 		}
-		if (mr_access_check(qp->dev->dom, rkey, va, len,
-				DPDAT_MEM_PRIV_REMOTE_WRITE, qp->pz_id,
-				qp->tag, NULL) != DPDAT_MR_CHECK_OK) {
+		if (resp_access(qp, rkey, va, len,
+				DPDAT_MEM_PRIV_REMOTE_WRITE, NULL) !=
+		    DPDAT_MR_CHECK_OK) {
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 			return;
 		}
@@ -481,9 +493,9 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	}
 	if (paylen != 0) {
 		/* per packet: the region may have been freed meanwhile */
-		if (mr_access_check(qp->dev->dom, qp->wrkey, qp->wva,
-				paylen, DPDAT_MEM_PRIV_REMOTE_WRITE,
-				qp->pz_id, qp->tag, &x) != DPDAT_MR_CHECK_OK) {
+		if (resp_access(qp, qp->wrkey, qp->wva, paylen,
+				DPDAT_MEM_PRIV_REMOTE_WRITE, &x) !=
+		    DPDAT_MR_CHECK_OK) {
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 			return;
 		}
@@ -575,9 +587,8 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	if (dup && !read_was_seen(qp, va, rkey, &len, psn))
 		return;
 	/* a zero-length READ still names a key: it must be valid */
-	if (len > (1u << 31) || mr_access_check(qp->dev->dom, rkey, va,
-			len, DPDAT_MEM_PRIV_REMOTE_READ, qp->pz_id,
-			qp->tag, NULL) != DPDAT_MR_CHECK_OK) {
+	if (len > (1u << 31) || resp_access(qp, rkey, va, len,
+			DPDAT_MEM_PRIV_REMOTE_READ, NULL) != DPDAT_MR_CHECK_OK) {
 		if (!dup)
 			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 		return;
@@ -681,9 +692,8 @@ do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
-	if (mr_access_check(qp->dev->dom, rte_be_to_cpu_32(ae.rkey), va, 8,
-			DPDAT_MEM_PRIV_REMOTE_ATOMIC, qp->pz_id, qp->tag,
-			&x) != DPDAT_MR_CHECK_OK) {
+	if (resp_access(qp, rte_be_to_cpu_32(ae.rkey), va, 8,
+			DPDAT_MEM_PRIV_REMOTE_ATOMIC, &x) != DPDAT_MR_CHECK_OK) {
 		fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 		return;
 	}

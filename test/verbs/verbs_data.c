@@ -139,9 +139,13 @@ open_dev(void)
 	FATAL(ibv_query_gid(ctx, 1, 0, &my_gid) == 0, "query_gid");
 }
 
-/* A QP connected to the peer's QP of the same step. */
+#define ALL_REMOTE (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | \
+		    IBV_ACCESS_REMOTE_ATOMIC)
+
+/* A QP connected to the peer's QP of the same step, allowing the remote
+ * accesses of access. */
 static struct ibv_qp *
-qp_pair(uint8_t rnr_retry, struct info *peer)
+qp_pair_access(uint8_t rnr_retry, int access, struct info *peer)
 {
 	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq,
 		.qp_type = IBV_QPT_RC,
@@ -149,9 +153,7 @@ qp_pair(uint8_t rnr_retry, struct info *peer)
 			 .max_send_sge = 2, .max_recv_sge = 2,
 			 .max_inline_data = 64 } };
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC };
+		.qp_access_flags = (unsigned int)access };
 	struct info me = { .addr = (uintptr_t)buf, .rkey = mr->rkey,
 			   .ro_addr = (uintptr_t)ro, .ro_rkey = ro_mr->rkey };
 	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
@@ -191,6 +193,12 @@ qp_pair(uint8_t rnr_retry, struct info *peer)
 	      "RTS: %s", strerror(errno));
 	barrier();	/* both ready before either sends */
 	return qp;
+}
+
+static struct ibv_qp *
+qp_pair(uint8_t rnr_retry, struct info *peer)
+{
+	return qp_pair_access(rnr_retry, ALL_REMOTE, peer);
 }
 
 /* Wait (10 s at most) for n completions into wc[]. */
@@ -448,13 +456,15 @@ step_rdma(void)
 /* One failing WR on a QP of its own: the client's completion status, and
  * the QP in ERR after it. */
 static void
-step_error(const char *what, enum ibv_wc_status want, uint8_t rnr_retry)
+step_error(const char *what, enum ibv_wc_status want, uint8_t rnr_retry,
+	   int server_access)
 {
 	struct ibv_qp_attr qa;
 	struct ibv_qp_init_attr qi;
 	struct ibv_wc wc;
 	struct info peer;
-	struct ibv_qp *qp = qp_pair(rnr_retry, &peer);
+	struct ibv_qp *qp = qp_pair_access(rnr_retry,
+		is_client ? ALL_REMOTE : server_access, &peer);
 	int ret = 0;
 
 	if (is_client) {
@@ -469,6 +479,9 @@ step_error(const char *what, enum ibv_wc_status want, uint8_t rnr_retry)
 			ret = post_send(qp, 1, IBV_WR_RDMA_WRITE, buf, 64,
 					mr->lkey, 0, peer.ro_addr,
 					peer.ro_rkey);
+		else if (strcmp(what, "write to a QP without remote write") == 0)
+			ret = post_send(qp, 1, IBV_WR_RDMA_WRITE, buf, 64,
+					mr->lkey, 0, peer.addr, peer.rkey);
 		else if (strcmp(what, "out of bounds") == 0)
 			ret = post_send(qp, 1, IBV_WR_RDMA_READ, buf, 64,
 					mr->lkey, 0, peer.addr + BUF_LEN - 32,
@@ -522,11 +535,14 @@ main(int argc, char **argv)
 	tcp_connect(host, port);
 	step_sends();
 	step_rdma();
-	step_error("bad lkey", IBV_WC_LOC_PROT_ERR, 7);
-	step_error("bad rkey", IBV_WC_REM_ACCESS_ERR, 7);
-	step_error("write to read-only", IBV_WC_REM_ACCESS_ERR, 7);
-	step_error("out of bounds", IBV_WC_REM_ACCESS_ERR, 7);
-	step_error("RNR", IBV_WC_RNR_RETRY_EXC_ERR, 0);
+	step_error("bad lkey", IBV_WC_LOC_PROT_ERR, 7, ALL_REMOTE);
+	step_error("bad rkey", IBV_WC_REM_ACCESS_ERR, 7, ALL_REMOTE);
+	step_error("write to read-only", IBV_WC_REM_ACCESS_ERR, 7, ALL_REMOTE);
+	step_error("out of bounds", IBV_WC_REM_ACCESS_ERR, 7, ALL_REMOTE);
+	/* an MR that allows it, a QP that does not */
+	step_error("write to a QP without remote write",
+		   IBV_WC_REM_ACCESS_ERR, 7, IBV_ACCESS_REMOTE_READ);
+	step_error("RNR", IBV_WC_RNR_RETRY_EXC_ERR, 0, ALL_REMOTE);
 	barrier();
 	CHECK(ibv_dereg_mr(mr) == 0 && ibv_dereg_mr(ro_mr) == 0, "dereg_mr");
 	CHECK(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0 &&
