@@ -188,6 +188,24 @@ read_restart(struct dpdat_qp *qp, uint32_t psn)
 	qp->nres = i;
 }
 
+/* Queue a new READ or atomic (not a duplicate). With every resource
+ * taken, the oldest may be a duplicate's re-execution that the requester
+ * no longer waits for: one that went back after a spurious timeout and
+ * then had the first answers after all asks beyond its window only once
+ * it completed the oldest. That one is dropped, as a RoCE responder
+ * reuses its oldest resource; a full queue of first executions is a
+ * requester over its limit. */
+static int
+read_enqueue_new(struct dpdat_qp *qp, uint64_t va, uint32_t rkey,
+		 uint32_t len, uint32_t psn)
+{
+	if (qp->nres == RC_MAX_RD && qp->res[qp->res_head].dup) {
+		qp->res_head = (qp->res_head + 1) % RC_MAX_RD;
+		qp->nres--;
+	}
+	return read_enqueue(qp, va, rkey, len, psn, false);
+}
+
 /* Whether every answer of PSNs [psn, psn + npkts) went out already, as a
  * go-back-N responder sends them, in PSN order: an answer still queued
  * did not. Only then did the requester possibly finish that READ. */
@@ -613,7 +631,7 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 		read_enqueue(qp, va, rkey, len, psn, sent);
 		return;
 	}
-	if (read_enqueue(qp, va, rkey, len, psn, false) != 0) {
+	if (read_enqueue_new(qp, va, rkey, len, psn) != 0) {
 		/* more READs than the resources we offered */
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
@@ -697,7 +715,7 @@ do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 		fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
 		return;
 	}
-	if (read_enqueue(qp, 0, 0, 8, psn, false) != 0) {
+	if (read_enqueue_new(qp, 0, 0, 8, psn) != 0) {
 		/* more READs and atomics than the resources we offered */
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
