@@ -23,7 +23,9 @@ struct ibv_context *dpdat_verbs_context(void);
 struct dpdat_dev *dpdat_verbs_dev(struct ibv_context *ctx);
 /* The dpdat QP of a dpdat0 QP; NULL for another device's. */
 struct dpdat_qp *dpdat_verbs_qp(struct ibv_qp *qp);
-/* verbs' state of a QP the connection manager moved. */
+/* verbs' state of a QP the program's rdma_cm call moved. */
 void dpdat_verbs_qp_state(struct ibv_qp *qp, enum ibv_qp_state state);
+/* A QP rdma_cm connects: its verbs state follows the dpdat QP's. */
+void dpdat_verbs_qp_cm(struct ibv_qp *qp);
 
 #endif /* DPDAT_VERBS_PRIVATE_H */

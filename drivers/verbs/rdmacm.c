@@ -314,9 +314,10 @@ cm_translate(struct cm_chan *c, const struct dpdat_cm_event *d,
 	e->ev.id = &id->id;
 	switch (d->type) {
 	case DPDAT_CM_ESTABLISHED:
+		/* the QP's verbs state follows the dpdat QP's by itself:
+		 * never touched from here (the program may have destroyed
+		 * it already, as rping does before its last event) */
 		e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
-		if (id->id.qp != NULL)
-			dpdat_verbs_qp_state(id->id.qp, IBV_QPS_RTS);
 		break;
 	case DPDAT_CM_REJECTED:
 		e->ev.event = RDMA_CM_EVENT_REJECTED;
@@ -328,8 +329,6 @@ cm_translate(struct cm_chan *c, const struct dpdat_cm_event *d,
 		break;
 	default:	/* disconnected; broken (the peer is gone) */
 		e->ev.event = RDMA_CM_EVENT_DISCONNECTED;
-		if (id->id.qp != NULL)
-			dpdat_verbs_qp_state(id->id.qp, IBV_QPS_ERR);
 		break;
 	}
 	return true;
@@ -706,6 +705,7 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 		ibv_destroy_qp(qp);
 		return cm_err(ret);
 	}
+	dpdat_verbs_qp_cm(qp);
 	id->qp = qp;
 	id->pd = attr->pd;
 	id->send_cq = attr->send_cq;

@@ -53,6 +53,10 @@ struct dv_qp {
 	struct dpdat_qp *dqp;
 	struct ibv_qp_attr attr;	/* as set, for ibv_query_qp */
 	int sq_sig_all;
+	/* connected by rdma_cm (libdpdat-rdmacm): verbs' state follows the
+	 * dpdat QP's, read here, never set from the event thread (the
+	 * program may destroy the QP before its last event) */
+	bool cm;
 	rte_spinlock_t inl_lock;	/* posts with inline data */
 	/* IBV_SEND_INLINE: slots of inl_size bytes, registered */
 	uint8_t *inl;
@@ -78,6 +82,19 @@ static inline bool
 dv_ours_qp(const struct ibv_qp *qp)
 {
 	return qp != NULL && dv_ours(qp->context);
+}
+
+/* A QP rdma_cm connects: RTS once dpdat's connection manager made the
+ * dpdat QP so (verbs' state catches up here). Others: their state. */
+static enum ibv_qp_state
+dv_cm_state(struct dv_qp *q)
+{
+	struct dpdat_qp_info qi;
+
+	if (q->cm && q->qpx.qp_base.state == IBV_QPS_INIT &&
+	    dpdat_qp_query(q->dqp, &qi) == 0 && qi.state == DPDAT_QPS_RTS)
+		q->qpx.qp_base.state = IBV_QPS_RTS;
+	return q->qpx.qp_base.state;
 }
 
 /* ---- posting ---- */
@@ -225,7 +242,8 @@ dv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	int ret = 0, any_inl;
 
 	/* verbs: sends are posted in RTS (and flushed in ERR) */
-	if (qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR) {
+	if (unlikely(qp->state != IBV_QPS_RTS && qp->state != IBV_QPS_ERR) &&
+	    dv_cm_state(q) != IBV_QPS_RTS) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -930,7 +948,7 @@ dv_state(struct dv_qp *q)
 
 	if (dpdat_qp_query(q->dqp, &qi) == 0 && qi.state == DPDAT_QPS_ERR)
 		q->qpx.qp_base.state = IBV_QPS_ERR;
-	return q->qpx.qp_base.state;
+	return dv_cm_state(q);
 }
 
 int
@@ -1053,8 +1071,18 @@ dpdat_verbs_qp(struct ibv_qp *qp)
 	return dv_ours_qp(qp) ? dv_qp(qp)->dqp : NULL;
 }
 
-/* The connection manager moved the dpdat QP (RTS when established, ERR
- * at the end): verbs' state follows. */
+/* A QP rdma_cm connects: its verbs state follows the dpdat QP's. From
+ * the thread that made it, before it is connected. */
+void
+dpdat_verbs_qp_cm(struct ibv_qp *qp)
+{
+	if (dv_ours_qp(qp))
+		dv_qp(qp)->cm = true;
+}
+
+/* The program's rdma_cm call moved the dpdat QP (accepted: RTS;
+ * disconnected: ERR): verbs' state follows. From the program's thread
+ * (never the event thread's: the QP may be gone by then). */
 void
 dpdat_verbs_qp_state(struct ibv_qp *qp, enum ibv_qp_state state)
 {
