@@ -141,6 +141,35 @@ void *dv_next(const char *name, const char *version);
  * errno to err. */
 void dv_unsupported(const char *call, int *said, int err);
 
+/* Post a verbs receive list, one WR at a time, through post (to a QP's
+ * receive queue or to an SRQ, target): 0, or the errno value of the first
+ * WR not posted, *bad_wr set to it. */
+typedef int (*dv_recv_post_fn)(void *target, const struct dpdat_recv_wr *w);
+
+static inline int
+dv_post_recv_list(dv_recv_post_fn post, void *target, struct ibv_recv_wr *wr,
+		  struct ibv_recv_wr **bad_wr)
+{
+	struct dpdat_recv_wr w;
+	int ret;
+
+	for (; wr != NULL; wr = wr->next) {
+		if (wr->num_sge < 0 || wr->num_sge > DPDAT_MAX_SGE) {
+			*bad_wr = wr;
+			return EINVAL;
+		}
+		w.wr_id = wr->wr_id;
+		w.sg_list = (const struct dpdat_sge *)wr->sg_list;
+		w.num_sge = (uint32_t)wr->num_sge;
+		ret = post(target, &w);
+		if (ret != 0) {
+			*bad_wr = wr;
+			return -ret;
+		}
+	}
+	return 0;
+}
+
 /* The context operations of the other modules. */
 void dv_cq_ops(struct verbs_context *vc);
 void dv_qp_ops(struct verbs_context *vc);

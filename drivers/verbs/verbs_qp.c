@@ -274,31 +274,20 @@ dv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 }
 
 static int
+dv_qp_recv(void *dqp, const struct dpdat_recv_wr *w)
+{
+	return dpdat_post_recv(dqp, w);
+}
+
+static int
 dv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	     struct ibv_recv_wr **bad_wr)
 {
-	struct dpdat_recv_wr w;
-	int ret;
-
 	if (qp->state == IBV_QPS_RESET || qp->srq != NULL) {
 		*bad_wr = wr;
 		return EINVAL;	/* with an SRQ: post to it */
 	}
-	for (; wr != NULL; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > DPDAT_MAX_SGE) {
-			*bad_wr = wr;
-			return EINVAL;
-		}
-		w.wr_id = wr->wr_id;
-		w.sg_list = (const struct dpdat_sge *)wr->sg_list;
-		w.num_sge = (uint32_t)wr->num_sge;
-		ret = dpdat_post_recv(dv_qp(qp)->dqp, &w);
-		if (ret != 0) {
-			*bad_wr = wr;
-			return -ret;
-		}
-	}
-	return 0;
+	return dv_post_recv_list(dv_qp_recv, dv_qp(qp)->dqp, wr, bad_wr);
 }
 
 /* ---- the new post API (ibv_wr_*) ---- */

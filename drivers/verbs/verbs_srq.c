@@ -114,28 +114,17 @@ ibv_destroy_srq(struct ibv_srq *srq)
 }
 
 static int
+dv_srq_recv(void *dsrq, const struct dpdat_recv_wr *w)
+{
+	return dpdat_post_srq_recv(dsrq, w);
+}
+
+static int
 dv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		 struct ibv_recv_wr **bad_wr)
 {
-	struct dpdat_srq *d = ((struct dv_srq *)srq)->dsrq;
-	struct dpdat_recv_wr w;
-	int ret;
-
-	for (; wr != NULL; wr = wr->next) {
-		if (wr->num_sge < 0 || wr->num_sge > DPDAT_MAX_SGE) {
-			*bad_wr = wr;
-			return EINVAL;
-		}
-		w.wr_id = wr->wr_id;
-		w.sg_list = (const struct dpdat_sge *)wr->sg_list;
-		w.num_sge = (uint32_t)wr->num_sge;
-		ret = dpdat_post_srq_recv(d, &w);
-		if (ret != 0) {
-			*bad_wr = wr;
-			return -ret;
-		}
-	}
-	return 0;
+	return dv_post_recv_list(dv_srq_recv, ((struct dv_srq *)srq)->dsrq,
+				 wr, bad_wr);
 }
 
 void
