@@ -107,6 +107,10 @@ struct dpdat_fault_conf {
 	struct dpdat_fault_rates rx;
 	struct dpdat_fault_rates tx;
 	uint64_t seed;		/**< 0 picks 1 */
+	/** Faults touch only the first this many frames of each direction
+	 *  of each queue, the rest pass untouched; 0: every frame. For a
+	 *  program whose last exchange has no handshake to recover it. */
+	uint64_t frames;
 };
 
 /**

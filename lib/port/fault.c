@@ -47,12 +47,26 @@ rates_ok(const struct dpdat_fault_rates *r)
 }
 
 static void
-set_dir(struct port_fault *f, const struct dpdat_fault_rates *r)
+set_dir(struct port_fault *f, const struct dpdat_fault_rates *r,
+	uint64_t frames)
 {
+	f->frames = frames;
 	f->drop = threshold(r->drop);
 	f->dup = threshold(r->dup);
 	f->reorder = threshold(r->reorder);
 	f->corrupt = threshold(r->corrupt);
+}
+
+/* Whether the next frame is within the direction's faulted frames. */
+static inline bool
+fault_live(struct port_fault *f)
+{
+	if (f->frames == 0)
+		return true;
+	if (f->seen >= f->frames)
+		return false;
+	f->seen++;
+	return true;
 }
 
 /* Pass the n frames in pkts through the faults f; the result (duplicates,
@@ -74,6 +88,8 @@ fault_apply(struct dpdat_port *p, struct port_fault *f,
 		int room = max - out - (n - i);
 
 		m = in[i];
+		if (!fault_live(f))
+			goto pass;
 		if (f->drop && rnd(p) < f->drop) {
 			p->st.fault_drop++;
 			rte_pktmbuf_free(m);
@@ -102,6 +118,7 @@ fault_apply(struct dpdat_port *p, struct port_fault *f,
 			f->held = m;	/* goes out after the next frame */
 			continue;
 		}
+pass:
 		pkts[out++] = m;
 		if (f->held != NULL && room > 0) {
 			pkts[out++] = f->held;
@@ -178,8 +195,8 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 		c = &off;
 	if (!rates_ok(&c->rx) || !rates_ok(&c->tx))
 		return -EINVAL;
-	set_dir(&rx, &c->rx);
-	set_dir(&tx, &c->tx);
+	set_dir(&rx, &c->rx, c->frames);
+	set_dir(&tx, &c->tx, c->frames);
 	rx.held = p->frx.held;
 	tx.held = p->ftx.held;
 	p->frx = rx;
@@ -192,10 +209,12 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 	if (port_fault_on(&rx) || port_fault_on(&tx))
 		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "
 			 "corrupt %.3f, tx drop %.3f dup %.3f reorder %.3f "
-			 "corrupt %.3f, seed %lu", p->name, c->rx.drop,
+			 "corrupt %.3f, seed %lu%s%.0lu", p->name, c->rx.drop,
 			 c->rx.dup, c->rx.reorder, c->rx.corrupt, c->tx.drop,
 			 c->tx.dup, c->tx.reorder, c->tx.corrupt,
-			 (unsigned long)p->rng);
+			 (unsigned long)p->rng,
+			 c->frames ? ", first frames " : "",
+			 (unsigned long)c->frames);
 	else if (p->fault_dup_lost != 0)
 		PORT_LOG(NOTICE, "%s: faults off; %lu receive duplicates not "
 			 "made (no room in the receiver's array)", p->name,
@@ -254,13 +273,17 @@ dpdat_fault_parse(const char *spec, struct dpdat_fault_conf *c)
 			c->seed = strtoull(part + 5, &end, 0);
 			if (*end != '\0')
 				ret = -EINVAL;
+		} else if (strncmp(part, "frames=", 7) == 0) {
+			c->frames = strtoull(part + 7, &end, 0);
+			if (*end != '\0' || part[7] == '-')
+				ret = -EINVAL;
 		} else {
 			ret = -EINVAL;
 		}
 	}
 	if (ret != 0)
 		PORT_LOG(ERR, "bad fault specification '%s' (expected e.g. "
-			 "\"rx:drop=0.01,dup=0.01;tx:reorder=0.01;seed=1\")",
+			 "\"rx:drop=0.01,dup=0.01;tx:reorder=0.01;seed=1;frames=500\")",
 			 spec);
 	free(copy);
 	return ret;

@@ -70,6 +70,7 @@ struct port_neigh {
 /* Fault injection state of one direction. */
 struct port_fault {
 	uint32_t drop, dup, reorder, corrupt;	/* thresholds of 2^32 */
+	uint64_t frames, seen;		/* faults in the first frames (0: all) */
 	struct rte_mbuf *held;		/* waiting to be reordered */
 };
 

@@ -369,6 +369,10 @@ test_values(void)
 	INT(dpdat_mem_mode_str((enum dpdat_mem_mode)9999) != NULL, 1);
 	INT(dpdat_fault_parse(NULL, &fc), -EINVAL);
 	INT(dpdat_fault_parse("rx:drop=2", &fc), -EINVAL);
+	INT(dpdat_fault_parse("frames=-1", &fc), -EINVAL);
+	INT(dpdat_fault_parse("frames=9x", &fc), -EINVAL);
+	INT(dpdat_fault_parse("tx:drop=0.5;frames=0x10", &fc), 0);
+	INT((int)fc.frames, 16);
 	INT(dpdat_env_info(100000) == NULL, 1);
 	INT(dpdat_env_str("DPDAT_NO_SUCH_SETTING") == NULL, 1);
 	PTR(dpdat_mem_alloc(0, 4096, -1), EINVAL);

@@ -186,6 +186,32 @@ test_rx_dup(void)
 	CU_ASSERT_EQUAL(st.fault_dup, st0.fault_dup + 8 + PORT_BURST);
 }
 
+/* A fault window: only the first frames of the direction are faulted
+ * (every one dropped here), the rest pass; setting the faults again opens
+ * a new window. */
+static void
+test_rx_frames(void)
+{
+	struct dpdat_fault_conf fc = { .rx = { .drop = 1 }, .frames = 5 };
+	struct dpdat_port_stats st0, st;
+	unsigned int sizes[8] = { 0 };
+
+	dpdat_port_stats(port, &st0);
+	CU_ASSERT_EQUAL_FATAL(dpdat_port_set_faults(port, &fc), 0);
+	CU_ASSERT_EQUAL_FATAL(arrive(8), 0);
+	CU_ASSERT_EQUAL(drain(sizes, 8), 3);
+	CU_ASSERT_EQUAL_FATAL(arrive(8), 0);
+	CU_ASSERT_EQUAL(drain(sizes, 8), 8);
+	dpdat_port_stats(port, &st);
+	CU_ASSERT_EQUAL(st.fault_drop, st0.fault_drop + 5);
+	CU_ASSERT_EQUAL_FATAL(dpdat_port_set_faults(port, &fc), 0);
+	CU_ASSERT_EQUAL_FATAL(arrive(6), 0);
+	CU_ASSERT_EQUAL(drain(sizes, 8), 1);
+	CU_ASSERT_EQUAL(dpdat_port_set_faults(port, NULL), 0);
+	dpdat_port_stats(port, &st);
+	CU_ASSERT_EQUAL(st.fault_drop, st0.fault_drop + 10);
+}
+
 /* Transmit faults act like the wire: every frame handed over is taken,
  * each duplicate goes out too. */
 static void
@@ -280,6 +306,7 @@ test_queues_refused(void)
 static CU_TestInfo burst_tests[] = {
 	{ "faults off: a full burst", test_full_burst },
 	{ "receive duplicates: all made, counted", test_rx_dup },
+	{ "receive drops in the first frames only", test_rx_frames },
 	{ "transmit duplicates: all taken, all sent", test_tx_dup },
 	{ "capture: what the wire carried, then nothing", test_capture },
 	{ "queues: memif only, none to attach to one", test_queues_refused },
