@@ -459,7 +459,7 @@ send_simple(struct dpdat_cm_conn *c, uint16_t attr)
 	/* an ACK the QP holds for a request to ride on goes before the
 	 * DREQ, which breaks the peer's QP: else its last requests flush */
 	if (attr == CM_ATTR_DREQ && c->qp != NULL)
-		rc_ack_owed_now(c->qp);
+		rc_ack_last(c->qp);
 	p = mad_start(c->cm, &m, attr, c->tid);
 	if (p == NULL)
 		return;

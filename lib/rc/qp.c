@@ -447,7 +447,7 @@ rc_qp_flush(struct dpdat_qp *qp)
 void
 rc_qp_error(struct dpdat_qp *qp)
 {
-	rc_ack_owed_now(qp);
+	rc_ack_last(qp);
 	__atomic_store_n(&qp->state, DPDAT_QPS_ERR, __ATOMIC_RELEASE);
 	rc_qp_flush(qp);
 	rc_qp_kick(qp);		/* held zero-copy WRs complete later */

@@ -668,7 +668,7 @@ void rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 		  const struct roce_bth *bth, unsigned int hdr_off,
 		  unsigned int paylen);
 void rc_send_ack(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn);
-void rc_ack_owed_now(struct dpdat_qp *qp);
+void rc_ack_last(struct dpdat_qp *qp);
 /* An ACK or NAK followed by len bytes (a SACK bitmap: dpdat peers only). */
 void rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
 		      const void *data, unsigned int len);

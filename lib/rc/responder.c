@@ -54,13 +54,18 @@ rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
 	rc_pkt_send(qp, m);
 }
 
-/* The QP breaks or goes: an ACK held for a request to ride on leaves now
- * (the peer's last requests complete), unless READ answers are owed
- * before it, which will not go. Caller holds the engine. */
+/* The QP breaks or goes (or its connection: a DREQ): its last ACK leaves
+ * now. Held for a request to ride on, it completes the peer's last
+ * requests. Sent already, it may have been lost, and a peer that hears of
+ * the end (the DREQ behind it) or gets no answer to its retries (this QP
+ * gone) would fail requests this side received: the repeat costs one
+ * frame per connection, and a requester ignores an ACK it has seen. Not
+ * while READ answers are owed before it, which will not go. Caller holds
+ * the engine. */
 void
-rc_ack_owed_now(struct dpdat_qp *qp)
+rc_ack_last(struct dpdat_qp *qp)
 {
-	if (qp->ack_due && qp->nres == 0 && qp->on_ack_list)
+	if (qp->nres == 0 && (qp->ack_due || qp->msn != 0))
 		rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
 							    ROCE_PSN_MASK));
 }

@@ -385,6 +385,36 @@ test_lost_acks(void)
 	}
 }
 
+/* The responder's last ACK lost, then its QP goes (a program that exits
+ * once it has what it waited for, as ibv_rc_pingpong does; a DREQ): the
+ * QP repeats its last ACK as it goes, and the requester's WR completes
+ * instead of retrying into nothing. */
+static void
+test_last_ack_repeated(void)
+{
+	struct script s = { .drop_k = ~0u, .drop_resp_k = ~0u,
+			    .drop_acks = true };
+	struct dpdat_wc wc;
+
+	connect_pair(1024, 14);
+	s.first = first_psn(A.qp);
+	fill(A.buf, 256, 5);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 256,
+			     (uintptr_t)B.buf, B.key) == 0);
+	CU_ASSERT(xwait(&A, &wc, 2, keep_script, &s) != 0);
+	CU_ASSERT(s.acks >= 1);
+	CU_ASSERT_EQUAL(memcmp(A.buf, B.buf, 256), 0);
+	CU_ASSERT(dpdat_qp_free(B.qp) == 0);
+	B.qp = NULL;
+	/* the repeat is on the wire already: A's next round takes it */
+	s.drop_acks = false;
+	CU_ASSERT_FATAL(xwait(&A, &wc, 2000, keep_script, &s) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT(dpdat_qp_free(A.qp) == 0);
+	A.qp = NULL;
+	run(4);
+}
+
 /* A READ response lost in the middle. Selective repeat: the requester asks
  * again for that one packet only; go-back-N: from it to the end. */
 static void
@@ -651,6 +681,8 @@ CU_TestInfo rc_loss_tests[] = {
 	{ "lost last packet: a probe, no timeout", test_tail_loss },
 	{ "lost NAK: repeated, no timeout", test_lost_nak },
 	{ "every ACK lost: a probe, a duplicate, an ACK", test_lost_acks },
+	{ "last ACK lost, QP gone: repeated as it goes",
+	  test_last_ack_repeated },
 	{ "lost READ response: asked again", test_read_resp_loss },
 	{ "SR: lost last READ response: the probe", test_read_tail_loss },
 	{ "SR: a lost READ request asked again in parts",
