@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The dpdat authors
 #
-# Install, build, run every test suite; then a debug tree, whose engine
-# checks its invariants after every step (DPDAT_DEBUG), runs the suites
-# with injected loss; then a tree with AddressSanitizer and
-# UndefinedBehaviorSanitizer runs the unit, integration (cm and rsm among
-# them), tools, conformance and fabric suites: Debian's DAT programs, which are not
+# Install, build, run every test suite; then a tree with AddressSanitizer
+# and UndefinedBehaviorSanitizer, whose engine also checks its invariants
+# after every step (DPDAT_DEBUG), runs the unit, integration (cm, rsm and
+# the injected-loss suite faults among them), tools, conformance, fabric
+# and verbs suites: Debian's DAT programs, which are not
 # instrumented, load the sanitized plug-in with the compiler's libasan.so
 # and libubsan.so preloaded (test/sanitizer.sh). Exits non-zero on any
 # failure.
@@ -32,7 +32,7 @@ failed_tests() {	# testlog.json
 	PY
 }
 run_suites() {	# dir, meson test arguments...
-	local dir=$1; shift
+	local dir=$1 t0=$SECONDS; shift
 	echo "== meson test -C $dir $*"
 	rm -f "$dir/meson-logs/testlog.json"	# no earlier run's failures
 	if ! meson test -C "$dir" --print-errorlogs --num-processes 1 "$@"; then
@@ -44,13 +44,11 @@ run_suites() {	# dir, meson test arguments...
 	fi
 	# the CUnit summaries of every test that ran
 	grep -hE "^ *(Run Summary:|suites |tests |asserts )" "$dir/meson-logs/testlog.txt" || true
+	echo "== $dir $*: $((SECONDS - t0)) s"
 }
 
 devtools/build.sh build || exit 1
 run_suites build
-
-devtools/build.sh build-dbg -Dbuildtype=debug || exit 1
-run_suites build-dbg --suite faults
 
 devtools/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || exit 1
 # the unit suites, and the integration suites (two processes, memif and
@@ -116,6 +114,7 @@ else
 	status=1
 fi
 
+echo "test.sh: $SECONDS s in all"
 if [ $status -eq 0 ]; then
 	echo "test.sh: all suites passed"
 else
