@@ -287,6 +287,15 @@ int
 dpdat_cq_fd(const struct dpdat_cq *cq);
 
 /**
+ * Completions lost so far because the CQ was full when they came (a CQ
+ * overrun: the consumer sized it too small or did not poll it).
+ *
+ * @return 0 with *count set, -EBADF, -EINVAL (count NULL).
+ */
+int
+dpdat_cq_overruns(const struct dpdat_cq *cq, uint64_t *count);
+
+/**
  * Free a CQ that no QP uses.
  *
  * @return 0, -EBADF, -EBUSY.

@@ -45,10 +45,23 @@ void
 rc_cq_push(struct dpdat_cq *cq, const struct dpdat_wc *wc)
 {
 	/* sized by the consumer for its queues: an overrun is a bug of the
-	 * consumer, and the completion is lost loudly */
-	if (!evq_push(&cq->evq, wc))
+	 * consumer, and the completion is lost loudly, and counted */
+	if (!evq_push(&cq->evq, wc)) {
+		__atomic_fetch_add(&cq->overruns, 1, __ATOMIC_RELEASE);
 		RC_LOG(ERR, "CQ overrun: completion of wr_id %lu lost",
 		       (unsigned long)wc->wr_id);
+	}
+}
+
+int
+dpdat_cq_overruns(const struct dpdat_cq *cq, uint64_t *count)
+{
+	if (cq == NULL || cq->magic != RC_MAGIC_CQ)
+		return -EBADF;
+	if (count == NULL)
+		return -EINVAL;
+	*count = __atomic_load_n(&cq->overruns, __ATOMIC_ACQUIRE);
+	return 0;
 }
 
 int

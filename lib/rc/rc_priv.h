@@ -168,6 +168,7 @@ struct dpdat_cq {
 	struct dpdat_dev *dev;
 	struct evq evq;		/* of struct dpdat_wc */
 	uint32_t users;		/* QPs using this CQ */
+	uint64_t overruns;	/* completions lost: the CQ was full */
 };
 
 /* A shared receive queue. Posting threads fill the ring; the engine, its

@@ -165,6 +165,7 @@ test_cq_qp_srq(void)
 	struct dpdat_srq *ws = WRONG(struct dpdat_srq);
 	struct dpdat_cq *wc_ = WRONG_CQ;
 	uint32_t n = 0;
+	uint64_t ov;
 
 	PTR(dpdat_cq_create(NULL, 16), EBADF);
 	PTR(dpdat_cq_create(WRONG(struct dpdat_dev), 16), EBADF);
@@ -174,6 +175,10 @@ test_cq_qp_srq(void)
 	INT(dpdat_cq_wait(wc_, 0), -EBADF);
 	INT(dpdat_cq_fd(NULL), -EBADF);
 	INT(dpdat_cq_fd(wc_), -EBADF);
+	INT(dpdat_cq_overruns(NULL, &ov), -EBADF);
+	INT(dpdat_cq_overruns(wc_, &ov), -EBADF);
+	INT(dpdat_cq_overruns(cq, NULL), -EINVAL);
+	INT(dpdat_cq_overruns(cq, &ov), 0);
 	INT(dpdat_cq_free(NULL), -EBADF);
 	INT(dpdat_cq_free(wc_), -EBADF);
 	INT(dpdat_cq_free(cq), -EBUSY);		/* a QP uses it */

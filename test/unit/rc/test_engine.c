@@ -219,6 +219,32 @@ test_cq_fd_watched(void)
 
 /* Packets of a message: ceil(len / PMTU); the last asks for an ACK; the
  * headers carry what was posted; the data arrives intact. */
+/* A CQ overrun: the full CQ keeps what it holds, the rest are lost and
+ * counted (the verbs library raises IBV_EVENT_CQ_ERR from the count). */
+static void
+test_cq_overrun(void)
+{
+	struct dpdat_cq *big = A.cq, *small = dpdat_cq_create(A.dev, 1);
+	struct dpdat_wc wc[4];
+	uint64_t n = 99;
+
+	CU_ASSERT_FATAL(small != NULL);
+	CU_ASSERT(dpdat_cq_overruns(small, &n) == 0 && n == 0);
+	A.cq = small;
+	connect_pair(1024, 14);
+	A.cq = big;
+	for (int i = 0; i < 3; i++)
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 64,
+				     (uintptr_t)B.buf, B.key) == 0);
+	run(50);
+	CU_ASSERT(dpdat_cq_overruns(small, &n) == 0 && n == 2);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(small, wc, 4), 1);
+	CU_ASSERT_EQUAL(wc[0].status, DPDAT_WC_SUCCESS);
+	disconnect_pair();
+	CU_ASSERT(dpdat_cq_overruns(small, &n) == 0 && n == 2);
+	CU_ASSERT(dpdat_cq_free(small) == 0);
+}
+
 static void
 test_segmentation_headers(void)
 {
@@ -1958,6 +1984,7 @@ test_read_after_spurious_timeout(void)
 }
 
 CU_TestInfo rc_engine_tests[] = {
+	{ "CQ overrun: lost, logged and counted", test_cq_overrun },
 	{ "READ after a spurious timeout: the oldest duplicate dropped",
 	  test_read_after_spurious_timeout },
 	{ "CM: the RTU goes before a later DREQ", test_rtu_before_dreq },
