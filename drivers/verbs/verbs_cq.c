@@ -28,11 +28,6 @@
 
 #define DV_POLL_BURST 32
 
-static inline bool
-dv_ours_cq(const struct ibv_cq *cq)
-{
-	return cq != NULL && dv_ours(cq->context);
-}
 
 /* ---- completion channels ---- */
 
@@ -164,6 +159,7 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	pthread_cond_init(&c->cq.cond, NULL);
 	pthread_mutex_init(&c->keep_lock, NULL);
 	rte_spinlock_init(&c->poll_lock);
+	dv_async_add_cq(c);
 	return &c->cq;
 }
 
@@ -176,9 +172,13 @@ ibv_destroy_cq(struct ibv_cq *cq)
 	if (!dv_ours_cq(cq))
 		return NEXT(ibv_destroy_cq, "IBVERBS_1.1",
 			    int (*)(struct ibv_cq *))(cq);
+	/* its asynchronous events first: they read the dpdat CQ */
+	dv_async_del_cq(c);
 	ret = dpdat_cq_free(c->dcq);
-	if (ret != 0)
+	if (ret != 0) {
+		dv_async_add_cq(c);
 		return -ret;	/* EBUSY: a QP uses it */
+	}
 	if (cq->channel != NULL) {
 		/* the eventfd closed with the dpdat CQ left the set */
 		__atomic_sub_fetch(&cq->channel->refcnt, 1, __ATOMIC_ACQ_REL);
@@ -317,6 +317,9 @@ dv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 			break;
 	}
 	rte_spinlock_unlock(&c->poll_lock);
+	/* drained: an overrun (or a crossed SRQ limit) is an event now */
+	if (got < n)
+		dv_async_cq_drained(c);
 	return got;
 }
 

@@ -245,6 +245,11 @@ ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->dev = dv_dev;
+	errno = dv_async_init(c);
+	if (errno != 0) {
+		free(c);
+		return NULL;
+	}
 	c->vc.sz = sizeof(c->vc);
 	c->vc.query_port = dv_query_port;
 	c->vc.query_device_ex = dv_query_device_ex;
@@ -253,7 +258,7 @@ ibv_open_device(struct ibv_device *device)
 	dv_srq_ops(&c->vc);
 	c->vc.context.device = &dv_device;
 	c->vc.context.cmd_fd = -1;
-	c->vc.context.async_fd = -1;
+	c->vc.context.async_fd = c->async.efd;
 	c->vc.context.num_comp_vectors = 1;
 	pthread_mutex_init(&c->vc.context.mutex, NULL);
 	c->vc.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
@@ -267,6 +272,7 @@ ibv_close_device(struct ibv_context *ctx)
 		return NEXT(ibv_close_device, "IBVERBS_1.1",
 			    int (*)(struct ibv_context *))(ctx);
 	pthread_mutex_destroy(&ctx->mutex);
+	dv_async_fini(dv_ctx(ctx));
 	free(dv_ctx(ctx));
 	return 0;
 }

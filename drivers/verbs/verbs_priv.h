@@ -20,6 +20,7 @@
  *   verbs_cq.c   completion queues and completion channels
  *   verbs_qp.c   queue pairs: state machine, posting
  *   verbs_srq.c  shared receive queues
+ *   verbs_async.c asynchronous events (ibv_get_async_event)
  *
  * Settings (lib/conf): DPDAT_VERBS_DEVICE, DPDAT_VERBS_IPV4,
  * DPDAT_VERBS_MTU, DPDAT_VERBS_EAL.
@@ -52,12 +53,29 @@
 #define DV_MAX_INLINE 256	/* IBV_SEND_INLINE bytes */
 #define DV_VENDOR_ID 0x0	/* none assigned */
 #define DV_RESOLVE_MS 3000	/* ARP for the peer at RTR */
+#define DV_ASYNC_MAX 64		/* asynchronous events waiting */
 
 #define DV_LOG(fmt, ...) fprintf(stderr, "dpdat-verbs: " fmt "\n", ##__VA_ARGS__)
 
-/* An open dpdat0: the dpdat device, shared by every context. */
+struct dv_cq;
+struct dv_srq;
+
+/* The asynchronous events of a context (verbs_async.c). */
+struct dv_async {
+	pthread_mutex_t lock;		/* all below */
+	int efd;			/* async_fd: a count per event queued */
+	struct ibv_async_event q[DV_ASYNC_MAX];
+	uint32_t head, n;
+	struct dv_cq *cqs;		/* every CQ: overruns */
+	struct dv_srq *armed;		/* SRQs with a limit armed */
+	uint32_t n_armed;		/* their count, read without the lock */
+};
+
+/* An open dpdat0 (one per ibv_open_device): the dpdat device, shared by
+ * every context. */
 struct dv_context {
 	struct dpdat_dev *dev;
+	struct dv_async async;
 	struct verbs_context vc;	/* its ibv_context is handed out */
 };
 
@@ -94,6 +112,10 @@ struct dv_cq {
 	pthread_mutex_t keep_lock;
 	struct dpdat_wc *keep;
 	uint32_t n_keep, keep_head;	/* n_keep read without the lock */
+	/* asynchronous events (the context's async.lock) */
+	struct dv_cq *async_next;
+	uint64_t overruns_told;		/* dpdat_cq_overruns() last raised */
+	uint32_t async_taken;		/* events taken by the program */
 };
 
 /* Remove the completions of QP qpn (destroyed) from cq; its poll_lock
@@ -104,6 +126,10 @@ void dv_cq_purge(struct ibv_cq *cq, uint32_t qpn);
 struct dv_srq {
 	struct ibv_srq srq;
 	struct dpdat_srq *dsrq;
+	/* asynchronous events (the context's async.lock) */
+	struct dv_srq *armed_next;
+	bool armed;			/* on the context's armed list */
+	uint32_t async_taken;		/* events taken by the program */
 };
 
 extern struct ibv_device dv_device;
@@ -125,6 +151,12 @@ dv_ctx(struct ibv_context *ctx)
 {
 	return (struct dv_context *)((char *)ctx -
 		offsetof(struct dv_context, vc.context));
+}
+
+static inline bool
+dv_ours_cq(const struct ibv_cq *cq)
+{
+	return cq != NULL && dv_ours(cq->context);
 }
 
 static inline bool
@@ -169,6 +201,19 @@ dv_post_recv_list(dv_recv_post_fn post, void *target, struct ibv_recv_wr *wr,
 	}
 	return 0;
 }
+
+/* Asynchronous events (verbs_async.c). init: 0 or an errno value. A CQ
+ * is on its context's list from creation to destruction; an SRQ while its
+ * limit is armed. del drops the object's queued events and waits until
+ * the program has acknowledged those it took. */
+int dv_async_init(struct dv_context *c);
+void dv_async_fini(struct dv_context *c);
+void dv_async_add_cq(struct dv_cq *c);
+void dv_async_del_cq(struct dv_cq *c);
+void dv_async_arm_srq(struct dv_srq *s, bool armed);
+void dv_async_del_srq(struct dv_srq *s);
+/* A poll found c drained: raise what its counters show. */
+void dv_async_cq_drained(struct dv_cq *c);
 
 /* The context operations of the other modules. */
 void dv_cq_ops(struct verbs_context *vc);

@@ -5,8 +5,8 @@
 /*
  * Shared receive queues of dpdat0: a dpdat SRQ. Its limit is armed with
  * ibv_modify_srq(IBV_SRQ_LIMIT) and read back with ibv_query_srq (0 once
- * crossed); the asynchronous event a kernel device raises when it is
- * crossed is not delivered (dpdat0 has no async event fd). Not resizable.
+ * crossed); the crossing raises IBV_EVENT_SRQ_LIMIT_REACHED
+ * (verbs_async.c). Not resizable.
  */
 
 #include <stdlib.h>
@@ -70,8 +70,13 @@ ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
 				    int))(srq, attr, mask);
 	if ((mask & ~IBV_SRQ_LIMIT) != 0)
 		return EINVAL;	/* IBV_SRQ_MAX_WR: no resizing */
-	if (mask & IBV_SRQ_LIMIT)
-		return -dpdat_srq_arm(s->dsrq, attr->srq_limit);
+	if (mask & IBV_SRQ_LIMIT) {
+		int ret = dpdat_srq_arm(s->dsrq, attr->srq_limit);
+
+		if (ret != 0)
+			return -ret;
+		dv_async_arm_srq(s, attr->srq_limit != 0);
+	}
 	return 0;
 }
 
@@ -99,14 +104,21 @@ int
 ibv_destroy_srq(struct ibv_srq *srq)
 {
 	struct dv_srq *s = (struct dv_srq *)srq;
+	bool armed;
 	int ret;
 
 	if (!dv_ours_srq(srq))
 		return NEXT(ibv_destroy_srq, "IBVERBS_1.1",
 			    int (*)(struct ibv_srq *))(srq);
+	/* off the event list first: its events read the dpdat SRQ */
+	armed = s->armed;
+	dv_async_arm_srq(s, false);
 	ret = dpdat_srq_free(s->dsrq);
-	if (ret != 0)
+	if (ret != 0) {
+		dv_async_arm_srq(s, armed);
 		return -ret;	/* EBUSY: a QP takes from it */
+	}
+	dv_async_del_srq(s);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
 	free(s);

@@ -7,7 +7,8 @@
  * libibverbs and run through dpdat-run on both ends of a link (pair.sh):
  * every operation a QP posts, with its bytes checked at both ends, and the
  * errors a peer can provoke with them (bad lkey, bad rkey, a write to
- * read-only memory, RNR), each on a QP of its own.
+ * read-only memory, RNR), each on a QP of its own, and a CQ overrun with
+ * its asynchronous event.
  *   verbs_data -p PORT            the server (responder side)
  *   verbs_data -p PORT HOST       the client (requester side)
  * QP details go over TCP, as in ibv_rc_pingpong; each step ends with a
@@ -17,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -517,6 +519,63 @@ step_error(const char *what, enum ibv_wc_status want, uint8_t rnr_retry,
 	CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp");
 }
 
+/* A CQ overrun: a send CQ of 4 entries, 16 signalled WRITEs not polled
+ * while they complete. The completions that do not fit are lost, and the
+ * context raises IBV_EVENT_CQ_ERR for that CQ (taken here with async_fd
+ * made non-blocking), acknowledged before the CQ is destroyed. */
+static void
+step_overrun(void)
+{
+	struct ibv_cq *big = cq, *small = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	struct ibv_async_event ev = { 0 };
+	struct timespec t0, t;
+	struct ibv_wc wc[32];
+	struct info peer;
+	struct ibv_qp *qp;
+	int got = 0, k, fl, ret = -1;
+
+	FATAL(small != NULL, "create_cq 4: %s", strerror(errno));
+	cq = small;
+	qp = qp_pair(7, &peer);
+	cq = big;
+	if (is_client) {
+		for (int i = 0; i < 16; i++)
+			CHECK(post_send(qp, 100 + (uint64_t)i,
+					IBV_WR_RDMA_WRITE, buf, 64, mr->lkey, 0,
+					peer.addr, peer.rkey) == 0,
+			      "overrun: post %d", i);
+		fl = fcntl(ctx->async_fd, F_GETFL);
+		FATAL(fl >= 0 && fcntl(ctx->async_fd, F_SETFL,
+				       fl | O_NONBLOCK) == 0, "async_fd");
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do {
+			ret = ibv_get_async_event(ctx, &ev);
+			CHECK(ret == 0 || errno == EAGAIN,
+			      "get_async_event: %s", strerror(errno));
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		} while (ret != 0 && t.tv_sec - t0.tv_sec < 10 &&
+			 usleep(1000) == 0);
+		CHECK(ret == 0 && ev.event_type == IBV_EVENT_CQ_ERR &&
+		      ev.element.cq == small, "overrun: no CQ error event "
+		      "(%d, %s)", ret, ibv_event_type_str(ev.event_type));
+		if (ret == 0)
+			ibv_ack_async_event(&ev);
+		CHECK(ibv_get_async_event(ctx, &ev) != 0 && errno == EAGAIN,
+		      "overrun: a second event");
+		fcntl(ctx->async_fd, F_SETFL, fl);
+		while ((k = ibv_poll_cq(small, 32 - got, wc + got)) > 0)
+			got += k;
+		CHECK(got >= 1 && got < 16, "overrun: %d completions kept",
+		      got);
+		for (int i = 0; i < got; i++)
+			CHECK(wc[i].status == IBV_WC_SUCCESS,
+			      "overrun: %s", ibv_wc_status_str(wc[i].status));
+	}
+	barrier();
+	CHECK(ibv_destroy_qp(qp) == 0 && ibv_destroy_cq(small) == 0,
+	      "overrun: destroy");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -543,6 +602,7 @@ main(int argc, char **argv)
 	step_error("write to a QP without remote write",
 		   IBV_WC_REM_ACCESS_ERR, 7, IBV_ACCESS_REMOTE_READ);
 	step_error("RNR", IBV_WC_RNR_RETRY_EXC_ERR, 0, ALL_REMOTE);
+	step_overrun();
 	barrier();
 	CHECK(ibv_dereg_mr(mr) == 0 && ibv_dereg_mr(ro_mr) == 0, "dereg_mr");
 	CHECK(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0 &&

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,6 +274,42 @@ objects(struct ibv_context *ctx)
 }
 
 /* A shared receive queue: create, arm, query, a QP on it, in use. */
+/* The limit crossed at arming (1 WR waits, limit 4): one
+ * IBV_EVENT_SRQ_LIMIT_REACHED, async_fd readable only while one waits;
+ * taken non-blocking (EAGAIN when none), then, armed again, blocking (an
+ * alarm ends the program if it never comes). */
+static void
+async_srq_limit(struct ibv_context *ctx, struct ibv_srq *s)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_srq_attr sa = { .srq_limit = 4 };
+	struct ibv_async_event ev = { 0 };
+	int fl = fcntl(ctx->async_fd, F_GETFL), ret = -1;
+
+	CHECK(ctx->async_fd >= 0 && fl >= 0, "async_fd %d", ctx->async_fd);
+	CHECK(fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK) == 0,
+	      "async_fd non-blocking");
+	for (int i = 0; i < 1000 && ret != 0; i++)
+		if ((ret = ibv_get_async_event(ctx, &ev)) != 0)
+			usleep(1000);
+	CHECK(ret == 0 && ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+	      ev.element.srq == s, "SRQ limit event: %s",
+	      ibv_event_type_str(ev.event_type));
+	CHECK(poll(&p, 1, 0) == 0, "async_fd readable with no event");
+	if (ret == 0)
+		ibv_ack_async_event(&ev);
+	CHECK(ibv_get_async_event(ctx, &ev) == -1 && errno == EAGAIN,
+	      "a second SRQ limit event");
+	fcntl(ctx->async_fd, F_SETFL, fl);
+	CHECK(ibv_modify_srq(s, &sa, IBV_SRQ_LIMIT) == 0, "arm again");
+	alarm(10);
+	CHECK(ibv_get_async_event(ctx, &ev) == 0 &&
+	      ev.event_type == IBV_EVENT_SRQ_LIMIT_REACHED,
+	      "blocking: SRQ limit event");
+	alarm(0);
+	ibv_ack_async_event(&ev);
+}
+
 static void
 srq(struct ibv_context *ctx)
 {
@@ -307,6 +344,7 @@ srq(struct ibv_context *ctx)
 	CHECK(ibv_query_srq(s, &sa) == 0 && sa.max_wr == 16 &&
 	      sa.srq_limit == 0, "query_srq: max_wr %u limit %u", sa.max_wr,
 	      sa.srq_limit);
+	async_srq_limit(ctx, s);
 	sa.max_wr = 32;
 	CHECK(ibv_modify_srq(s, &sa, IBV_SRQ_MAX_WR) == EINVAL,
 	      "resize allowed");

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause
+ * Copyright (c) 2026 The dpdat authors
+ */
+
+/*
+ * Asynchronous events of dpdat0 (ibv_get_async_event). A context's
+ * async_fd is an eventfd in semaphore mode: one count per event waiting in
+ * the context's queue, so it is readable exactly while one waits, as a
+ * kernel device's is. dpdat reports what raises them with counters and
+ * flags, not interrupts: the library looks at them
+ *   - in ibv_get_async_event, before taking an event and every millisecond
+ *     while it waits for one;
+ *   - in ibv_poll_cq, each time a poll finds the CQ drained (a CQ that
+ *     overran is drained by the program's next polls).
+ * Events raised:
+ *   IBV_EVENT_CQ_ERR            a CQ lost completions, full
+ *                               (dpdat_cq_overruns), once per loss seen;
+ *   IBV_EVENT_SRQ_LIMIT_REACHED an SRQ's armed limit was crossed
+ *                               (dpdat_srq_query), once per arming.
+ * As with a kernel device, destroying a CQ or an SRQ drops its events not
+ * yet taken and waits until those taken are acknowledged.
+ */
+
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "verbs_priv.h"
+
+#define DV_ASYNC_WAIT_MS 1	/* a waiter looks at the counters so often */
+
+int
+dv_async_init(struct dv_context *c)
+{
+	struct dv_async *a = &c->async;
+
+	a->efd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (a->efd < 0)
+		return errno;
+	pthread_mutex_init(&a->lock, NULL);
+	return 0;
+}
+
+void
+dv_async_fini(struct dv_context *c)
+{
+	close(c->async.efd);
+	pthread_mutex_destroy(&c->async.lock);
+}
+
+/* Queue an event; a->lock held. A full queue drops it, said. */
+static void
+async_push(struct dv_async *a, enum ibv_event_type type, void *obj)
+{
+	struct ibv_async_event *e;
+	uint64_t one = 1;
+
+	if (a->n == DV_ASYNC_MAX) {
+		DV_LOG("async event queue full: %s dropped",
+		       type == IBV_EVENT_CQ_ERR ? "CQ error" :
+		       "SRQ limit reached");
+		return;
+	}
+	e = &a->q[(a->head + a->n) % DV_ASYNC_MAX];
+	memset(e, 0, sizeof(*e));
+	e->event_type = type;
+	if (type == IBV_EVENT_CQ_ERR)
+		e->element.cq = obj;
+	else
+		e->element.srq = obj;
+	a->n++;
+	if (write(a->efd, &one, sizeof(one)) != sizeof(one))
+		DV_LOG("async event not signalled: %s", strerror(errno));
+}
+
+/* Raise what the counters and flags show; a->lock held. */
+static void
+async_scan_locked(struct dv_async *a)
+{
+	struct dpdat_srq_info si;
+	struct dv_srq **ps, *s;
+	struct dv_cq *c;
+	uint64_t n;
+
+	for (c = a->cqs; c != NULL; c = c->async_next)
+		if (dpdat_cq_overruns(c->dcq, &n) == 0 &&
+		    n != c->overruns_told) {
+			c->overruns_told = n;
+			async_push(a, IBV_EVENT_CQ_ERR, &c->cq);
+		}
+	for (ps = &a->armed; (s = *ps) != NULL; ) {
+		if (dpdat_srq_query(s->dsrq, &si) == 0 && si.limit_reached) {
+			*ps = s->armed_next;
+			s->armed_next = NULL;
+			s->armed = false;
+			__atomic_sub_fetch(&a->n_armed, 1, __ATOMIC_RELEASE);
+			async_push(a, IBV_EVENT_SRQ_LIMIT_REACHED, &s->srq);
+		} else {
+			ps = &s->armed_next;
+		}
+	}
+}
+
+void
+dv_async_cq_drained(struct dv_cq *c)
+{
+	struct dv_async *a = &dv_ctx(c->cq.context)->async;
+	uint64_t n;
+
+	if ((dpdat_cq_overruns(c->dcq, &n) == 0 &&
+	     n != __atomic_load_n(&c->overruns_told, __ATOMIC_RELAXED)) ||
+	    __atomic_load_n(&a->n_armed, __ATOMIC_ACQUIRE) != 0) {
+		pthread_mutex_lock(&a->lock);
+		async_scan_locked(a);
+		pthread_mutex_unlock(&a->lock);
+	}
+}
+
+void
+dv_async_add_cq(struct dv_cq *c)
+{
+	struct dv_async *a = &dv_ctx(c->cq.context)->async;
+
+	pthread_mutex_lock(&a->lock);
+	c->async_next = a->cqs;
+	a->cqs = c;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* Drop the queued events of obj (not taken yet); a->lock held. */
+static void
+async_drop(struct dv_async *a, const void *obj)
+{
+	uint32_t i, k = 0;
+	uint64_t v;
+
+	for (i = 0; i < a->n; i++) {
+		struct ibv_async_event *e = &a->q[(a->head + i) % DV_ASYNC_MAX];
+
+		/* element is a union: the object's pointer either way */
+		if (e->element.cq == obj) {
+			/* one count less: readable while any is left */
+			if (read(a->efd, &v, sizeof(v)) != sizeof(v))
+				DV_LOG("async event count: %s",
+				       strerror(errno));
+			continue;
+		}
+		a->q[(a->head + k++) % DV_ASYNC_MAX] = *e;
+	}
+	a->n = k;
+}
+
+void
+dv_async_del_cq(struct dv_cq *c)
+{
+	struct dv_async *a = &dv_ctx(c->cq.context)->async;
+	struct dv_cq **pc;
+
+	pthread_mutex_lock(&a->lock);
+	for (pc = &a->cqs; *pc != NULL; pc = &(*pc)->async_next)
+		if (*pc == c) {
+			*pc = c->async_next;
+			break;
+		}
+	async_drop(a, &c->cq);
+	pthread_mutex_unlock(&a->lock);
+	/* those taken: until acknowledged */
+	pthread_mutex_lock(&c->cq.mutex);
+	while (c->cq.async_events_completed != c->async_taken)
+		pthread_cond_wait(&c->cq.cond, &c->cq.mutex);
+	pthread_mutex_unlock(&c->cq.mutex);
+}
+
+void
+dv_async_arm_srq(struct dv_srq *s, bool armed)
+{
+	struct dv_async *a = &dv_ctx(s->srq.context)->async;
+	struct dv_srq **ps;
+
+	pthread_mutex_lock(&a->lock);
+	if (armed && !s->armed) {
+		s->armed_next = a->armed;
+		a->armed = s;
+		s->armed = true;
+		__atomic_add_fetch(&a->n_armed, 1, __ATOMIC_RELEASE);
+	} else if (!armed && s->armed) {
+		for (ps = &a->armed; *ps != s; ps = &(*ps)->armed_next)
+			;
+		*ps = s->armed_next;
+		s->armed_next = NULL;
+		s->armed = false;
+		__atomic_sub_fetch(&a->n_armed, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void
+dv_async_del_srq(struct dv_srq *s)
+{
+	struct dv_async *a = &dv_ctx(s->srq.context)->async;
+
+	dv_async_arm_srq(s, false);
+	pthread_mutex_lock(&a->lock);
+	async_drop(a, &s->srq);
+	pthread_mutex_unlock(&a->lock);
+	pthread_mutex_lock(&s->srq.mutex);
+	while (s->srq.events_completed != s->async_taken)
+		pthread_cond_wait(&s->srq.cond, &s->srq.mutex);
+	pthread_mutex_unlock(&s->srq.mutex);
+}
+
+/* Take the oldest event, counted on its object: 0, or -1 (none). */
+static int
+async_take(struct dv_async *a, struct ibv_async_event *ev)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&a->lock);
+	async_scan_locked(a);
+	if (a->n == 0) {
+		pthread_mutex_unlock(&a->lock);
+		return -1;
+	}
+	*ev = a->q[a->head];
+	a->head = (a->head + 1) % DV_ASYNC_MAX;
+	a->n--;
+	if (read(a->efd, &v, sizeof(v)) != sizeof(v))
+		DV_LOG("async event count: %s", strerror(errno));
+	if (ev->event_type == IBV_EVENT_CQ_ERR)
+		((struct dv_cq *)ev->element.cq)->async_taken++;
+	else
+		((struct dv_srq *)ev->element.srq)->async_taken++;
+	pthread_mutex_unlock(&a->lock);
+	return 0;
+}
+
+int
+ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	struct dv_async *a;
+	struct pollfd p;
+	int fl;
+
+	if (!dv_ours(ctx))
+		return NEXT(ibv_get_async_event, "IBVERBS_1.1",
+			    int (*)(struct ibv_context *,
+				    struct ibv_async_event *))(ctx, ev);
+	a = &dv_ctx(ctx)->async;
+	/* the application may make async_fd non-blocking, as with a kernel
+	 * device */
+	fl = fcntl(a->efd, F_GETFL);
+	p.fd = a->efd;
+	p.events = POLLIN;
+	while (async_take(a, ev) != 0) {
+		if (fl >= 0 && (fl & O_NONBLOCK)) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (poll(&p, 1, DV_ASYNC_WAIT_MS) < 0 && errno != EINTR)
+			return -1;
+	}
+	return 0;
+}
+
+void
+ibv_ack_async_event(struct ibv_async_event *ev)
+{
+	pthread_mutex_t *mu;
+	pthread_cond_t *cv;
+	uint32_t *done;
+
+	if (ev->event_type == IBV_EVENT_CQ_ERR && dv_ours_cq(ev->element.cq)) {
+		mu = &ev->element.cq->mutex;
+		cv = &ev->element.cq->cond;
+		done = &ev->element.cq->async_events_completed;
+	} else if (ev->event_type == IBV_EVENT_SRQ_LIMIT_REACHED &&
+		   ev->element.srq != NULL &&
+		   dv_ours(ev->element.srq->context)) {
+		mu = &ev->element.srq->mutex;
+		cv = &ev->element.srq->cond;
+		done = &ev->element.srq->events_completed;
+	} else {
+		NEXT(ibv_ack_async_event, "IBVERBS_1.1",
+		     void (*)(struct ibv_async_event *))(ev);
+		return;
+	}
+	pthread_mutex_lock(mu);
+	(*done)++;
+	pthread_cond_signal(cv);
+	pthread_mutex_unlock(mu);
+}
