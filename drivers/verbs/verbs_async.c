@@ -76,6 +76,29 @@ async_push(struct dv_async *a, enum ibv_event_type type, void *obj)
 		DV_LOG("async event not signalled: %s", strerror(errno));
 }
 
+/* Take the SRQ at *ps off the armed list; a->lock held. */
+static void
+armed_unlink(struct dv_async *a, struct dv_srq **ps)
+{
+	struct dv_srq *s = *ps;
+
+	*ps = s->armed_next;
+	s->armed_next = NULL;
+	s->armed = false;
+	__atomic_sub_fetch(&a->n_armed, 1, __ATOMIC_RELEASE);
+}
+
+/* Until the program has acknowledged the events it took of an object. */
+static void
+wait_acked(pthread_mutex_t *mu, pthread_cond_t *cv, const uint32_t *acked,
+	   uint32_t taken)
+{
+	pthread_mutex_lock(mu);
+	while (*acked != taken)
+		pthread_cond_wait(cv, mu);
+	pthread_mutex_unlock(mu);
+}
+
 /* Raise what the counters and flags show; a->lock held. */
 static void
 async_scan_locked(struct dv_async *a)
@@ -93,10 +116,7 @@ async_scan_locked(struct dv_async *a)
 		}
 	for (ps = &a->armed; (s = *ps) != NULL; ) {
 		if (dpdat_srq_query(s->dsrq, &si) == 0 && si.limit_reached) {
-			*ps = s->armed_next;
-			s->armed_next = NULL;
-			s->armed = false;
-			__atomic_sub_fetch(&a->n_armed, 1, __ATOMIC_RELEASE);
+			armed_unlink(a, ps);
 			async_push(a, IBV_EVENT_SRQ_LIMIT_REACHED, &s->srq);
 		} else {
 			ps = &s->armed_next;
@@ -167,11 +187,8 @@ dv_async_del_cq(struct dv_cq *c)
 		}
 	async_drop(a, &c->cq);
 	pthread_mutex_unlock(&a->lock);
-	/* those taken: until acknowledged */
-	pthread_mutex_lock(&c->cq.mutex);
-	while (c->cq.async_events_completed != c->async_taken)
-		pthread_cond_wait(&c->cq.cond, &c->cq.mutex);
-	pthread_mutex_unlock(&c->cq.mutex);
+	wait_acked(&c->cq.mutex, &c->cq.cond, &c->cq.async_events_completed,
+		   c->async_taken);
 }
 
 void
@@ -189,10 +206,7 @@ dv_async_arm_srq(struct dv_srq *s, bool armed)
 	} else if (!armed && s->armed) {
 		for (ps = &a->armed; *ps != s; ps = &(*ps)->armed_next)
 			;
-		*ps = s->armed_next;
-		s->armed_next = NULL;
-		s->armed = false;
-		__atomic_sub_fetch(&a->n_armed, 1, __ATOMIC_RELEASE);
+		armed_unlink(a, ps);
 	}
 	pthread_mutex_unlock(&a->lock);
 }
@@ -206,10 +220,8 @@ dv_async_del_srq(struct dv_srq *s)
 	pthread_mutex_lock(&a->lock);
 	async_drop(a, &s->srq);
 	pthread_mutex_unlock(&a->lock);
-	pthread_mutex_lock(&s->srq.mutex);
-	while (s->srq.events_completed != s->async_taken)
-		pthread_cond_wait(&s->srq.cond, &s->srq.mutex);
-	pthread_mutex_unlock(&s->srq.mutex);
+	wait_acked(&s->srq.mutex, &s->srq.cond, &s->srq.events_completed,
+		   s->async_taken);
 }
 
 /* Take the oldest event, counted on its object: 0, or -1 (none). */
