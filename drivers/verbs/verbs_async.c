@@ -14,7 +14,8 @@
  *     overran is drained by the program's next polls).
  * Events raised:
  *   IBV_EVENT_CQ_ERR            a CQ lost completions, full
- *                               (dpdat_cq_overruns), once per loss seen;
+ *                               (dpdat_cq_overruns); again for later
+ *                               losses once the last is acknowledged;
  *   IBV_EVENT_SRQ_LIMIT_REACHED an SRQ's armed limit was crossed
  *                               (dpdat_srq_query), once per arming.
  * As with a kernel device, destroying a CQ or an SRQ drops its events not
@@ -108,10 +109,15 @@ async_scan_locked(struct dv_async *a)
 	struct dv_cq *c;
 	uint64_t n;
 
+	/* one CQ error at a time: none while the last waits or is not yet
+	 * acknowledged (the losses of one overrun come in a burst) */
 	for (c = a->cqs; c != NULL; c = c->async_next)
 		if (dpdat_cq_overruns(c->dcq, &n) == 0 &&
-		    n != c->overruns_told) {
+		    n != c->overruns_told && !c->err_queued &&
+		    __atomic_load_n(&c->cq.async_events_completed,
+				    __ATOMIC_ACQUIRE) == c->async_taken) {
 			c->overruns_told = n;
+			c->err_queued = true;
 			async_push(a, IBV_EVENT_CQ_ERR, &c->cq);
 		}
 	for (ps = &a->armed; (s = *ps) != NULL; ) {
@@ -241,9 +247,10 @@ async_take(struct dv_async *a, struct ibv_async_event *ev)
 	a->n--;
 	if (read(a->efd, &v, sizeof(v)) != sizeof(v))
 		DV_LOG("async event count: %s", strerror(errno));
-	if (ev->event_type == IBV_EVENT_CQ_ERR)
+	if (ev->event_type == IBV_EVENT_CQ_ERR) {
 		((struct dv_cq *)ev->element.cq)->async_taken++;
-	else
+		((struct dv_cq *)ev->element.cq)->err_queued = false;
+	} else
 		((struct dv_srq *)ev->element.srq)->async_taken++;
 	pthread_mutex_unlock(&a->lock);
 	return 0;
@@ -300,7 +307,7 @@ ibv_ack_async_event(struct ibv_async_event *ev)
 		return;
 	}
 	pthread_mutex_lock(mu);
-	(*done)++;
+	__atomic_add_fetch(done, 1, __ATOMIC_RELEASE);	/* read by scans */
 	pthread_cond_signal(cv);
 	pthread_mutex_unlock(mu);
 }

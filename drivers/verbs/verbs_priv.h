@@ -115,6 +115,7 @@ struct dv_cq {
 	/* asynchronous events (the context's async.lock) */
 	struct dv_cq *async_next;
 	uint64_t overruns_told;		/* dpdat_cq_overruns() last raised */
+	bool err_queued;		/* its CQ error waits in the queue */
 	uint32_t async_taken;		/* events taken by the program */
 };
 
