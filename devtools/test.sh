@@ -51,12 +51,14 @@ devtools/build.sh build || exit 1
 run_suites build
 
 devtools/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || exit 1
-# the unit suites, and the integration suites (two processes, memif and
-# the two namespaces, the CM, RSM, dpdat-perf) but those that need a
-# full-speed build ("timing") and those whose length a clock sets ("long":
-# the soak, the coexistence checks, the hostile hosts; they ran above, and
-# the fuzzers below put the receive path under the sanitizers); leaks of
-# third-party code only are suppressed, each with its reason
+# the unit suites, and the integration suites (two processes over memif,
+# the CM, RSM, dpdat-perf) but those that need a full-speed build
+# ("timing"), those whose length a clock sets ("long": the soak, the
+# coexistence checks, the hostile hosts; they ran above, and the fuzzers
+# below put the receive path under the sanitizers) and those between
+# namespaces ("netns": the same engine over af_xdp and af_packet, whose
+# port code the DAT cases between namespaces below run sanitized); leaks
+# of third-party code only are suppressed, each with its reason
 # (test/lsan.supp)
 export LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp:print_suppressions=0
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -65,7 +67,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite integration --no-suite timing \
-		--no-suite long
+		--no-suite long --no-suite netns
 # the tools as a user drives them (those in integration ran above)
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -103,7 +105,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 		netns-afxdp-dat-dtestcm netns-afpacket-dat-trans-mix \
 		netns-afpacket-dat-dtestcm
 
-# libFuzzer, every harness 10 s, when clang is there (setup.sh installs it);
+# libFuzzer, every harness 5 s, when clang is there (setup.sh installs it);
 # devtools/fuzz.sh runs them at length
 if command -v clang >/dev/null; then
 	CC=clang devtools/build.sh build-fuzz -Dfuzz=true \
