@@ -20,10 +20,18 @@
  *                               (dpdat_srq_query), once per arming.
  * As with a kernel device, destroying a CQ or an SRQ drops its events not
  * yet taken and waits until those taken are acknowledged.
+ *
+ * Locks: the context's async.lock guards the queue, the lists and the
+ * objects' event state; under it only lock-free dpdat calls run, and it is
+ * never held with a CQ's or SRQ's mutex (the acknowledgement counts) or a
+ * CQ's poll lock. A poll takes it only when its counters show an event to
+ * raise, and then only if it is free (a scan of the armed SRQs at most
+ * once a millisecond): pollers never wait on it.
  */
 
 #include <fcntl.h>
 #include <poll.h>
+#include <rte_cycles.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -52,8 +60,8 @@ dv_async_fini(struct dv_context *c)
 	pthread_mutex_destroy(&c->async.lock);
 }
 
-/* Queue an event; a->lock held. A full queue drops it, said. */
-static void
+/* Queue an event; a->lock held. false: not queued (a full queue, said). */
+static bool
 async_push(struct dv_async *a, enum ibv_event_type type, void *obj)
 {
 	struct ibv_async_event *e;
@@ -63,7 +71,12 @@ async_push(struct dv_async *a, enum ibv_event_type type, void *obj)
 		DV_LOG("async event queue full: %s dropped",
 		       type == IBV_EVENT_CQ_ERR ? "CQ error" :
 		       "SRQ limit reached");
-		return;
+		return false;
+	}
+	/* the count first: the queue never holds more than it says */
+	if (write(a->efd, &one, sizeof(one)) != sizeof(one)) {
+		DV_LOG("async event not signalled: %s", strerror(errno));
+		return false;
 	}
 	e = &a->q[(a->head + a->n) % DV_ASYNC_MAX];
 	memset(e, 0, sizeof(*e));
@@ -73,8 +86,21 @@ async_push(struct dv_async *a, enum ibv_event_type type, void *obj)
 	else
 		e->element.srq = obj;
 	a->n++;
-	if (write(a->efd, &one, sizeof(one)) != sizeof(one))
-		DV_LOG("async event not signalled: %s", strerror(errno));
+	return true;
+}
+
+/* A CQ error to raise for c now: losses not yet told, and its last error
+ * neither queued nor unacknowledged (the losses of one overrun come in a
+ * burst: one event for them). Lock-free; *n the loss count. */
+static bool
+cq_err_due(struct dv_cq *c, uint64_t *n)
+{
+	return dpdat_cq_overruns(c->dcq, n) == 0 &&
+	       *n != __atomic_load_n(&c->overruns_told, __ATOMIC_RELAXED) &&
+	       !__atomic_load_n(&c->err_queued, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&c->cq.async_events_completed,
+			       __ATOMIC_ACQUIRE) ==
+	       __atomic_load_n(&c->async_taken, __ATOMIC_RELAXED);
 }
 
 /* Take the SRQ at *ps off the armed list; a->lock held. */
@@ -109,24 +135,20 @@ async_scan_locked(struct dv_async *a)
 	struct dv_cq *c;
 	uint64_t n;
 
-	/* one CQ error at a time: none while the last waits or is not yet
-	 * acknowledged (the losses of one overrun come in a burst) */
 	for (c = a->cqs; c != NULL; c = c->async_next)
-		if (dpdat_cq_overruns(c->dcq, &n) == 0 &&
-		    n != c->overruns_told && !c->err_queued &&
-		    __atomic_load_n(&c->cq.async_events_completed,
-				    __ATOMIC_ACQUIRE) == c->async_taken) {
-			c->overruns_told = n;
-			c->err_queued = true;
-			async_push(a, IBV_EVENT_CQ_ERR, &c->cq);
+		if (cq_err_due(c, &n) &&
+		    async_push(a, IBV_EVENT_CQ_ERR, &c->cq)) {
+			__atomic_store_n(&c->overruns_told, n,
+					 __ATOMIC_RELAXED);
+			__atomic_store_n(&c->err_queued, true,
+					 __ATOMIC_RELAXED);
 		}
 	for (ps = &a->armed; (s = *ps) != NULL; ) {
-		if (dpdat_srq_query(s->dsrq, &si) == 0 && si.limit_reached) {
+		if (dpdat_srq_query(s->dsrq, &si) == 0 && si.limit_reached &&
+		    async_push(a, IBV_EVENT_SRQ_LIMIT_REACHED, &s->srq))
 			armed_unlink(a, ps);
-			async_push(a, IBV_EVENT_SRQ_LIMIT_REACHED, &s->srq);
-		} else {
+		else
 			ps = &s->armed_next;
-		}
 	}
 }
 
@@ -134,15 +156,23 @@ void
 dv_async_cq_drained(struct dv_cq *c)
 {
 	struct dv_async *a = &dv_ctx(c->cq.context)->async;
-	uint64_t n;
+	uint64_t n, now = 0;
+	bool srqs = false;
 
-	if ((dpdat_cq_overruns(c->dcq, &n) == 0 &&
-	     n != __atomic_load_n(&c->overruns_told, __ATOMIC_RELAXED)) ||
-	    __atomic_load_n(&a->n_armed, __ATOMIC_ACQUIRE) != 0) {
-		pthread_mutex_lock(&a->lock);
-		async_scan_locked(a);
-		pthread_mutex_unlock(&a->lock);
+	if (__atomic_load_n(&a->n_armed, __ATOMIC_ACQUIRE) != 0) {
+		now = rte_get_tsc_cycles();
+		srqs = now >= __atomic_load_n(&a->next_scan,
+					      __ATOMIC_RELAXED);
 	}
+	if (!srqs && !cq_err_due(c, &n))
+		return;
+	if (pthread_mutex_trylock(&a->lock) != 0)
+		return;	/* another thread scans, or the next poll will */
+	if (srqs)
+		__atomic_store_n(&a->next_scan, now + rte_get_tsc_hz() / 1000,
+				 __ATOMIC_RELAXED);
+	async_scan_locked(a);
+	pthread_mutex_unlock(&a->lock);
 }
 
 void
@@ -180,7 +210,7 @@ async_drop(struct dv_async *a, const void *obj)
 }
 
 void
-dv_async_del_cq(struct dv_cq *c)
+dv_async_unlink_cq(struct dv_cq *c)
 {
 	struct dv_async *a = &dv_ctx(c->cq.context)->async;
 	struct dv_cq **pc;
@@ -191,19 +221,30 @@ dv_async_del_cq(struct dv_cq *c)
 			*pc = c->async_next;
 			break;
 		}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void
+dv_async_forget_cq(struct dv_cq *c)
+{
+	struct dv_async *a = &dv_ctx(c->cq.context)->async;
+
+	pthread_mutex_lock(&a->lock);
 	async_drop(a, &c->cq);
 	pthread_mutex_unlock(&a->lock);
 	wait_acked(&c->cq.mutex, &c->cq.cond, &c->cq.async_events_completed,
 		   c->async_taken);
 }
 
-void
+bool
 dv_async_arm_srq(struct dv_srq *s, bool armed)
 {
 	struct dv_async *a = &dv_ctx(s->srq.context)->async;
 	struct dv_srq **ps;
+	bool was;
 
 	pthread_mutex_lock(&a->lock);
+	was = s->armed;
 	if (armed && !s->armed) {
 		s->armed_next = a->armed;
 		a->armed = s;
@@ -215,14 +256,14 @@ dv_async_arm_srq(struct dv_srq *s, bool armed)
 		armed_unlink(a, ps);
 	}
 	pthread_mutex_unlock(&a->lock);
+	return was;
 }
 
 void
-dv_async_del_srq(struct dv_srq *s)
+dv_async_forget_srq(struct dv_srq *s)
 {
 	struct dv_async *a = &dv_ctx(s->srq.context)->async;
 
-	dv_async_arm_srq(s, false);
 	pthread_mutex_lock(&a->lock);
 	async_drop(a, &s->srq);
 	pthread_mutex_unlock(&a->lock);
@@ -248,10 +289,14 @@ async_take(struct dv_async *a, struct ibv_async_event *ev)
 	if (read(a->efd, &v, sizeof(v)) != sizeof(v))
 		DV_LOG("async event count: %s", strerror(errno));
 	if (ev->event_type == IBV_EVENT_CQ_ERR) {
-		((struct dv_cq *)ev->element.cq)->async_taken++;
-		((struct dv_cq *)ev->element.cq)->err_queued = false;
-	} else
+		struct dv_cq *c = (struct dv_cq *)ev->element.cq;
+
+		__atomic_store_n(&c->async_taken, c->async_taken + 1,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&c->err_queued, false, __ATOMIC_RELAXED);
+	} else {
 		((struct dv_srq *)ev->element.srq)->async_taken++;
+	}
 	pthread_mutex_unlock(&a->lock);
 	return 0;
 }

@@ -172,13 +172,14 @@ ibv_destroy_cq(struct ibv_cq *cq)
 	if (!dv_ours_cq(cq))
 		return NEXT(ibv_destroy_cq, "IBVERBS_1.1",
 			    int (*)(struct ibv_cq *))(cq);
-	/* its asynchronous events first: they read the dpdat CQ */
-	dv_async_del_cq(c);
+	/* off the scans first: they read the dpdat CQ */
+	dv_async_unlink_cq(c);
 	ret = dpdat_cq_free(c->dcq);
 	if (ret != 0) {
 		dv_async_add_cq(c);
 		return -ret;	/* EBUSY: a QP uses it */
 	}
+	dv_async_forget_cq(c);
 	if (cq->channel != NULL) {
 		/* the eventfd closed with the dpdat CQ left the set */
 		__atomic_sub_fetch(&cq->channel->refcnt, 1, __ATOMIC_ACQ_REL);

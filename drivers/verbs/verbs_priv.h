@@ -69,6 +69,7 @@ struct dv_async {
 	struct dv_cq *cqs;		/* every CQ: overruns */
 	struct dv_srq *armed;		/* SRQs with a limit armed */
 	uint32_t n_armed;		/* their count, read without the lock */
+	uint64_t next_scan;		/* TSC: pollers scan the SRQs after */
 };
 
 /* An open dpdat0 (one per ibv_open_device): the dpdat device, shared by
@@ -204,15 +205,18 @@ dv_post_recv_list(dv_recv_post_fn post, void *target, struct ibv_recv_wr *wr,
 }
 
 /* Asynchronous events (verbs_async.c). init: 0 or an errno value. A CQ
- * is on its context's list from creation to destruction; an SRQ while its
- * limit is armed. del drops the object's queued events and waits until
- * the program has acknowledged those it took. */
+ * is on its context's list from creation until its destruction is under
+ * way (unlink; add again if it is refused); an SRQ while its limit is
+ * armed (arm_srq: whether it was). forget, once the object's dpdat part is
+ * freed: drops its queued events and waits until the program has
+ * acknowledged those it took. */
 int dv_async_init(struct dv_context *c);
 void dv_async_fini(struct dv_context *c);
 void dv_async_add_cq(struct dv_cq *c);
-void dv_async_del_cq(struct dv_cq *c);
-void dv_async_arm_srq(struct dv_srq *s, bool armed);
-void dv_async_del_srq(struct dv_srq *s);
+void dv_async_unlink_cq(struct dv_cq *c);
+void dv_async_forget_cq(struct dv_cq *c);
+bool dv_async_arm_srq(struct dv_srq *s, bool armed);
+void dv_async_forget_srq(struct dv_srq *s);
 /* A poll found c drained: raise what its counters show. */
 void dv_async_cq_drained(struct dv_cq *c);
 

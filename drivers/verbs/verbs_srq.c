@@ -110,15 +110,14 @@ ibv_destroy_srq(struct ibv_srq *srq)
 	if (!dv_ours_srq(srq))
 		return NEXT(ibv_destroy_srq, "IBVERBS_1.1",
 			    int (*)(struct ibv_srq *))(srq);
-	/* off the event list first: its events read the dpdat SRQ */
-	armed = s->armed;
-	dv_async_arm_srq(s, false);
+	/* off the scans first: they read the dpdat SRQ */
+	armed = dv_async_arm_srq(s, false);
 	ret = dpdat_srq_free(s->dsrq);
 	if (ret != 0) {
 		dv_async_arm_srq(s, armed);
 		return -ret;	/* EBUSY: a QP takes from it */
 	}
-	dv_async_del_srq(s);
+	dv_async_forget_srq(s);
 	pthread_cond_destroy(&srq->cond);
 	pthread_mutex_destroy(&srq->mutex);
 	free(s);

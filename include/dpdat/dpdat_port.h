@@ -108,8 +108,8 @@ struct dpdat_fault_conf {
 	struct dpdat_fault_rates tx;
 	uint64_t seed;		/**< 0 picks 1 */
 	/** Faults touch only the first this many frames of each direction
-	 *  of each queue, the rest pass untouched; 0: every frame. For a
-	 *  program whose last exchange has no handshake to recover it. */
+	 *  of each queue, the rest pass untouched; 0: every frame (loss at
+	 *  a program's start only: it recovers, then finishes). */
 	uint64_t frames;
 };
 

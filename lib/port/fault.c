@@ -10,6 +10,7 @@
  * gets only the room the device left in the burst, none when the device
  * fills it, as it does under load; the receive path asks it for fewer. */
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,6 +214,8 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 			 c->rx.dup, c->rx.reorder, c->rx.corrupt, c->tx.drop,
 			 c->tx.dup, c->tx.reorder, c->tx.corrupt,
 			 (unsigned long)p->rng,
+			 /* ", first frames N" when limited; %.0lu prints
+			  * nothing for 0 */
 			 c->frames ? ", first frames " : "",
 			 (unsigned long)c->frames);
 	else if (p->fault_dup_lost != 0)
@@ -275,7 +278,7 @@ dpdat_fault_parse(const char *spec, struct dpdat_fault_conf *c)
 				ret = -EINVAL;
 		} else if (strncmp(part, "frames=", 7) == 0) {
 			c->frames = strtoull(part + 7, &end, 0);
-			if (*end != '\0' || part[7] == '-')
+			if (*end != '\0' || !isdigit((unsigned char)part[7]))
 				ret = -EINVAL;
 		} else {
 			ret = -EINVAL;

@@ -58,14 +58,16 @@ rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
  * now. Held for a request to ride on, it completes the peer's last
  * requests. Sent already, it may have been lost, and a peer that hears of
  * the end (the DREQ behind it) or gets no answer to its retries (this QP
- * gone) would fail requests this side received: the repeat costs one
- * frame per connection, and a requester ignores an ACK it has seen. Not
- * while READ answers are owed before it, which will not go. Caller holds
- * the engine. */
+ * gone) would fail requests this side received: the repeat costs a frame
+ * or two per connection (the DREQ's, the break's), and a requester
+ * ignores an ACK it has seen. Not while READ answers are owed before it,
+ * which will not go, and not from a QP already broken (its flush forgot
+ * them). Caller holds the engine. */
 void
 rc_ack_last(struct dpdat_qp *qp)
 {
-	if (qp->nres == 0 && (qp->ack_due || qp->msn != 0))
+	if (qp->state != DPDAT_QPS_ERR && qp->nres == 0 &&
+	    (qp->ack_due || qp->msn != 0))
 		rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
 							    ROCE_PSN_MASK));
 }

@@ -19,10 +19,11 @@ done
 out=$(mktemp -d /tmp/dpdat-coexist-XXXXXX)
 fpid=
 trap '[ -z "$fpid" ] || kill "$fpid" 2>/dev/null; wait; rm -rf "$out"' EXIT
-"$here/fi_pingpong.sh" memif msg "$provdir" -c -I 500 >"$out/fabric" 2>&1 &
+"$here/fi_pingpong.sh" memif msg "$provdir" -c -I 1000 >"$out/fabric" 2>&1 &
 fpid=$!
 # fi_pingpong's pair up and moving data: its namespaces made, its two EALs
-# up (about a second), then its 23 sizes (about 8 s)
+# up (about a second), then its sizes for 10 s or more (the verbs pair
+# takes one or two)
 for _ in $(seq 1 100); do
 	grep -q "^fabric: fi_pingpong" "$out/fabric" 2>/dev/null && break
 	sleep 0.1

@@ -273,7 +273,6 @@ objects(struct ibv_context *ctx)
 	CHECK(ibv_dealloc_pd(pd) == 0, "dealloc_pd");
 }
 
-/* A shared receive queue: create, arm, query, a QP on it, in use. */
 /* The limit crossed at arming (1 WR waits, limit 4): one
  * IBV_EVENT_SRQ_LIMIT_REACHED, async_fd readable only while one waits;
  * taken non-blocking (EAGAIN when none), then, armed again, blocking (an
@@ -310,6 +309,7 @@ async_srq_limit(struct ibv_context *ctx, struct ibv_srq *s)
 	ibv_ack_async_event(&ev);
 }
 
+/* A shared receive queue: create, arm, query, a QP on it, in use. */
 static void
 srq(struct ibv_context *ctx)
 {

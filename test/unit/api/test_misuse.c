@@ -376,6 +376,8 @@ test_values(void)
 	INT(dpdat_fault_parse("rx:drop=2", &fc), -EINVAL);
 	INT(dpdat_fault_parse("frames=-1", &fc), -EINVAL);
 	INT(dpdat_fault_parse("frames=9x", &fc), -EINVAL);
+	INT(dpdat_fault_parse("frames=", &fc), -EINVAL);
+	INT(dpdat_fault_parse("frames= -1", &fc), -EINVAL);
 	INT(dpdat_fault_parse("tx:drop=0.5;frames=0x10", &fc), 0);
 	INT((int)fc.frames, 16);
 	INT(dpdat_env_info(100000) == NULL, 1);

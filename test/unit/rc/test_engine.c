@@ -217,8 +217,6 @@ test_cq_fd_watched(void)
 	disconnect_pair();
 }
 
-/* Packets of a message: ceil(len / PMTU); the last asks for an ACK; the
- * headers carry what was posted; the data arrives intact. */
 /* A CQ overrun: the full CQ keeps what it holds, the rest are lost and
  * counted (the verbs library raises IBV_EVENT_CQ_ERR from the count). */
 static void
@@ -245,6 +243,8 @@ test_cq_overrun(void)
 	CU_ASSERT(dpdat_cq_free(small) == 0);
 }
 
+/* Packets of a message: ceil(len / PMTU); the last asks for an ACK; the
+ * headers carry what was posted; the data arrives intact. */
 static void
 test_segmentation_headers(void)
 {
