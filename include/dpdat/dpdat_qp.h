@@ -405,6 +405,10 @@ struct dpdat_qp_stats {
 	/** ACKs that rode on a request (DPDAT_QP_EXT_ACK_RIDE): sent that
 	 *  way, and received that way. */
 	uint64_t acks_ridden, acks_ridden_rcvd;
+	/** Congestion signals (RoCEv2's ECN): frames of the peer's that
+	 *  arrived marked CE; CNPs sent for them (at most one in 50 us);
+	 *  CNPs received from the peer. */
+	uint64_t ecn_ce_rcvd, cnp_sent, cnp_rcvd;
 };
 
 /**

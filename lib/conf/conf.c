@@ -53,6 +53,8 @@ static const struct dpdat_env_info conf_table[] = {
 	  "level of every dpdat log type: err, warning, notice, info, debug or 1..8" },
 	{ "DPDAT_FAULT", S, NULL, "library",
 	  "fault injection on every port, as dpdat_fault_parse(): rx:drop=R,dup=R,reorder=R,corrupt=R;tx:...;seed=N" },
+	{ "DPDAT_ECN", S, "ect0", "library",
+	  "ECN codepoint of every RoCEv2 frame, as RoCE NICs mark theirs: ect0, ect1 or off (not ECT)" },
 	{ "DPDAT_PCAP", S, NULL, "library",
 	  "capture every port into this pcapng file (%p: the process id)" },
 	{ "DPDAT_ZEROCOPY", B, NULL, "library",

@@ -506,10 +506,35 @@ port_identity(struct dpdat_port *p, const struct dpdat_port_conf *conf,
 	return 0;
 }
 
+/* DPDAT_ECN: the ECN codepoint of every frame, as RoCE NICs mark theirs
+ * (ECT(0) by default): a path that marks CE rather than drop (RED or
+ * fq_codel with ECN) tells the receiver, whose CNPs tell the sender. */
+static int
+port_ecn_apply(struct dpdat_port *p)
+{
+	const char *e = dpdat_env_str("DPDAT_ECN");
+
+	if (e == NULL || strcmp(e, "ect0") == 0)
+		p->tos = ROCE_ECN_ECT0;
+	else if (strcmp(e, "ect1") == 0)
+		p->tos = ROCE_ECN_ECT1;
+	else if (strcmp(e, "off") == 0)
+		p->tos = 0;
+	else {
+		PORT_LOG(ERR, "DPDAT_ECN=%s: ect0, ect1 or off", e);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int
 port_env_apply(struct dpdat_port *p)
 {
 	int ret;
+
+	ret = port_ecn_apply(p);
+	if (ret < 0)
+		return ret;
 
 	if (dpdat_env_str("DPDAT_FAULT") != NULL) {
 		struct dpdat_fault_conf fc;
@@ -932,7 +957,7 @@ port_frame(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
 	eth->src_addr = p->mac;
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->type_of_service = 0;
+	ip->type_of_service = p->tos;
 	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*udp) + l4);
 	ip->packet_id = rte_cpu_to_be_16(p->ip_id++);
 	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);

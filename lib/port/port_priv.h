@@ -104,6 +104,7 @@ struct dpdat_port {
 	uint32_t ip;		/* network order */
 	uint16_t mtu;
 	uint16_t ip_id;
+	uint8_t tos;		/* every frame's: the ECN codepoint (DPDAT_ECN) */
 	uint64_t tx_offloads;
 	struct rte_mempool *pool;
 	uint64_t tsc_hz;

@@ -125,11 +125,38 @@ rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m)
 	dev->tx[dev->n_tx++] = m;
 }
 
+/* A frame of the peer's arrived marked CE (congestion on the path): tell
+ * the peer with a CNP, at most one a QP in RC_CNP_GAP_US, as a RoCE NIC's
+ * notification point does. Not for a CNP: that would echo. */
+static void
+rc_ecn_ce(struct dpdat_qp *qp, const struct roce_bth *bth)
+{
+	const uint64_t now = rte_get_tsc_cycles();
+	struct rte_mbuf *m;
+	struct roce_bth *b;
+
+	qp->st.ecn_ce_rcvd++;
+	if (bth->opcode == ROCE_OP_CNP ||
+	    now - qp->cnp_tsc < qp->dev->cnp_gap_tsc)
+		return;
+	m = rc_pkt_alloc(qp, ROCE_OP_CNP, 0, false, ROCE_CNP_LEN);
+	if (m == NULL)
+		return;	/* the next CE frame asks again */
+	b = rte_pktmbuf_mtod(m, struct roce_bth *);
+	((uint8_t *)&b->qpn)[0] |= ROCE_BTH_BECN;
+	memset(b + 1, 0, ROCE_CNP_LEN);
+	if (rc_pkt_send(qp, m) == 0) {
+		qp->cnp_tsc = now;
+		qp->st.cnp_sent++;
+	}
+}
+
 void
 rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 {
 	const struct roce_bth *bth = rx->bth;
 	const uint32_t qpn = roce_bth_qpn(bth);
+	const struct rte_ipv4_hdr *ip;
 	struct dpdat_qp *qp;
 
 	if (qpn < dev->qpn_base || qpn - dev->qpn_base >= dev->max_qps ||
@@ -140,8 +167,9 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 	}
 	/* a QP talks to its peer only: anyone else's packet, forged or
 	 * misdirected, never reaches the responder or the completer */
-	if (rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
-			sizeof(struct rte_ether_hdr))->src_addr != qp->dip) {
+	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
+				     sizeof(struct rte_ether_hdr));
+	if (ip->src_addr != qp->dip) {
 		dev->port->st.drop_not_peer++;
 		return;
 	}
@@ -158,6 +186,8 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 	}
 	qp->st.rx_pkts++;
 	qp->st.rx_bytes += rx->paylen;
+	if (unlikely((ip->type_of_service & ROCE_ECN_MASK) == ROCE_ECN_CE))
+		rc_ecn_ce(qp, bth);
 	rc_qp_kick(qp);
 	if (unlikely(rx->ride)) {
 		qp->st.acks_ridden_rcvd++;
@@ -177,6 +207,13 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 	case ROCE_OP_UD_SEND_ONLY:
 	case ROCE_OP_UD_SEND_ONLY_IMM:
 		dev->port->st.drop_no_qp++;	/* QP1 arrives with the CM */
+		break;
+	case ROCE_OP_CNP:
+		/* counted; the sender's reaction (DCQCN) is not there yet */
+		if (rx->paylen == ROCE_CNP_LEN)
+			qp->st.cnp_rcvd++;
+		else
+			dev->port->st.drop_bad_hdr++;
 		break;
 	default:
 		rc_responder(qp, m, bth, rx->off, rx->paylen);
@@ -400,6 +437,7 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	dev->progress = conf->progress;
 	dev->tsc_hz = rte_get_tsc_hz();
 	dev->ack_hold_tsc = rc_ack_hold_tsc(conf, dev->tsc_hz);
+	dev->cnp_gap_tsc = dev->tsc_hz * RC_CNP_GAP_US / 1000000;
 	dev->go_back_n = conf->go_back_n;
 	/* selective repeat holds received mbufs: at most a quarter of the
 	 * pool, the rest keeps receiving */

@@ -50,6 +50,9 @@ extern int dpdat_rc_logtype;
 #define RC_RTO_FLOOR_US	1000		/* lowest retransmit timeout */
 #define RC_RTO_FLOOR_SR_US 200		/* the same, selective repeat */
 #define RC_RTO_INIT_US	10000		/* before the first round trip sample */
+/* At most one CNP a QP in this long, as RoCE NICs send them (DCQCN's
+ * notification point; mlx5's default min_time_between_cnps) */
+#define RC_CNP_GAP_US	50
 /* How long an ACK that may ride on a request waits for one, by default
  * with an engine thread (dpdat_dev_conf.ack_hold_ns 0), on a QP whose
  * consumer answers requests (a ping-pong's answer comes well within it);
@@ -363,6 +366,7 @@ struct dpdat_qp {
 	bool ack_ride;
 	bool pingpong;
 	uint64_t ack_tsc;
+	uint64_t cnp_tsc;	/* the last CNP sent (RC_CNP_GAP_US apart) */
 	/* responder resources: READs being answered, oldest first */
 	struct rc_read_res res[RC_MAX_RD];
 	uint32_t res_head, nres;
@@ -432,6 +436,7 @@ struct dpdat_dev {
 	uint64_t tsc_hz;
 	struct dpdat_qp *ack_list;
 	uint64_t ack_hold_tsc;		/* ACK hold in TSC cycles; 0: none */
+	uint64_t cnp_gap_tsc;		/* RC_CNP_GAP_US in TSC cycles */
 	struct rte_mbuf *tx[RC_TX_BURST];
 	uint16_t n_tx;
 	uint64_t last_timer;

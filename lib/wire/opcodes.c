@@ -34,4 +34,6 @@ const uint16_t roce_op_flags[256] = {
 	[ROCE_OP_FETCH_ADD]	= V | F | L | ROCE_F_ATOMIC,
 	[ROCE_OP_UD_SEND_ONLY]	= V | P | F | L | ROCE_F_DETH,
 	[ROCE_OP_UD_SEND_ONLY_IMM] = V | P | F | L | ROCE_F_DETH | ROCE_F_IMM,
+	/* RoCEv2's congestion notification: 16 reserved bytes */
+	[ROCE_OP_CNP]		= V | P | F | L,
 };

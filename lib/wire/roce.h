@@ -20,6 +20,15 @@
 
 #define ROCE_UDP_PORT		4791
 #define ROCE_ICRC_LEN		4
+/* The ECN field of the IP header (the low two bits of its TOS byte) */
+#define ROCE_ECN_MASK	0x03
+#define ROCE_ECN_ECT1	0x01
+#define ROCE_ECN_ECT0	0x02
+#define ROCE_ECN_CE	0x03
+/* A CNP's 16 reserved bytes after the BTH; its BTH's BECN bit set */
+#define ROCE_CNP_LEN	16
+#define ROCE_BTH_BECN	0x40	/* in the QPN word's top byte */
+
 #define ROCE_PKEY_DEFAULT	0xffff
 #define ROCE_QP1		1
 #define ROCE_QKEY_GSI		0x80010000u
@@ -51,7 +60,7 @@ enum roce_opcode {
 	ROCE_OP_FETCH_ADD		= 0x14,
 	ROCE_OP_UD_SEND_ONLY		= 0x64,	/* UD 011b, SEND only */
 	ROCE_OP_UD_SEND_ONLY_IMM	= 0x65,
-	ROCE_OP_CNP			= 0x81,
+	ROCE_OP_CNP			= 0x81,	/* congestion notification */
 };
 
 /* AETH syndromes */

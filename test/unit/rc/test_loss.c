@@ -417,6 +417,84 @@ test_last_ack_repeated(void)
 	run(4);
 }
 
+/* Mark the RoCEv2 frames waiting in r CE, as a RED or fq_codel queue with
+ * ECN does, each first checked to leave ECT(0) (DPDAT_ECN's default);
+ * only_op: just frames of that opcode (0: all). Returns how many. */
+static unsigned int
+mark_ce(struct rte_ring *r, uint8_t only_op)
+{
+	struct rte_mbuf *m[64];
+	struct rte_ipv4_hdr *ip;
+	struct roce_bth b;
+	unsigned int n, i, k = 0;
+
+	n = rte_ring_dequeue_burst(r, (void **)m, RTE_DIM(m), NULL);
+	for (i = 0; i < n; i++) {
+		ip = rte_pktmbuf_mtod_offset(m[i], struct rte_ipv4_hdr *,
+					     sizeof(struct rte_ether_hdr));
+		rc_mbuf_copy(m[i], PORT_HDR_LEN, (uint8_t *)&b, sizeof(b));
+		if (ip->next_proto_id != IPPROTO_UDP ||
+		    (only_op != 0 && b.opcode != only_op))
+			continue;
+		CU_ASSERT_EQUAL(ip->type_of_service & ROCE_ECN_MASK,
+				ROCE_ECN_ECT0);
+		ip->type_of_service |= ROCE_ECN_CE;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		k++;
+	}
+	if (n != 0)
+		rte_ring_enqueue_bulk(r, (void **)m, n, NULL);
+	return k;
+}
+
+/* ECN: 16 of A's WRITEs marked CE on the way: B counts them and answers
+ * the burst with one CNP (at most one a QP in 50 us; a hiccup of the
+ * machine may let a second or third through), which A counts. 100 us
+ * later the next CE frame gets a CNP of its own; a CNP marked CE gets
+ * none (no echo). */
+static void
+test_ecn_cnp(void)
+{
+	struct dpdat_qp_stats sa, sb;
+	struct dpdat_wc wc;
+	uint64_t cnps;
+
+	connect_pair(1024, 14);
+	for (int i = 0; i < 16; i++)
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, (uint32_t)i * 64,
+				     64, (uintptr_t)B.buf, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(mark_ce(a2b, 0), 16);
+	run(20);
+	for (int i = 0; i < 16; i++)
+		CU_ASSERT(wait_wc(&A, &wc, 100) == 0 &&
+			  wc.status == DPDAT_WC_SUCCESS);
+	dpdat_qp_stats(A.qp, &sa);
+	dpdat_qp_stats(B.qp, &sb);
+	CU_ASSERT_EQUAL(sb.ecn_ce_rcvd, 16);
+	CU_ASSERT(sb.cnp_sent >= 1 && sb.cnp_sent <= 3);
+	CU_ASSERT_EQUAL(sa.cnp_rcvd, sb.cnp_sent);
+	cnps = sb.cnp_sent;
+	rte_delay_us_block(100);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 64, (uintptr_t)B.buf,
+			     B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(mark_ce(a2b, 0), 1);
+	dpdat_dev_progress(B.dev);
+	dpdat_qp_stats(B.qp, &sb);
+	CU_ASSERT_EQUAL(sb.cnp_sent, cnps + 1);
+	/* B's CNP marked on its way to A: counted, not answered */
+	CU_ASSERT_EQUAL(mark_ce(b2a, ROCE_OP_CNP), 1);
+	run(20);
+	CU_ASSERT(wait_wc(&A, &wc, 100) == 0);
+	dpdat_qp_stats(A.qp, &sa);
+	CU_ASSERT_EQUAL(sa.ecn_ce_rcvd, 1);
+	CU_ASSERT_EQUAL(sa.cnp_sent, 0);
+	CU_ASSERT_EQUAL(sa.cnp_rcvd, cnps + 1);
+	disconnect_pair();
+}
+
 /* A READ response lost in the middle. Selective repeat: the requester asks
  * again for that one packet only; go-back-N: from it to the end. */
 static void
@@ -685,6 +763,8 @@ CU_TestInfo rc_loss_tests[] = {
 	{ "every ACK lost: a probe, a duplicate, an ACK", test_lost_acks },
 	{ "last ACK lost, QP gone: repeated as it goes",
 	  test_last_ack_repeated },
+	{ "ECN: CE answered by a CNP, at most one in 50 us",
+	  test_ecn_cnp },
 	{ "lost READ response: asked again", test_read_resp_loss },
 	{ "SR: lost last READ response: the probe", test_read_tail_loss },
 	{ "SR: a lost READ request asked again in parts",

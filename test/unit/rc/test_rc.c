@@ -184,7 +184,9 @@ test_opcodes(void)
 	CU_ASSERT_EQUAL(roce_ext_len(ROCE_OP_UD_SEND_ONLY), 8);
 	for (op = 0; op < 256; op++)
 		n += roce_op_valid((uint8_t)op);
-	CU_ASSERT_EQUAL(n, 23);
+	CU_ASSERT_EQUAL(n, 24);
+	CU_ASSERT_TRUE(roce_op_valid(ROCE_OP_CNP));
+	CU_ASSERT_EQUAL(roce_ext_len(ROCE_OP_CNP), 0);
 	CU_ASSERT_TRUE(roce_op_valid(0x13));	/* CmpSwap */
 	CU_ASSERT_EQUAL(roce_ext_len(ROCE_OP_CMP_SWAP), 28);
 	CU_ASSERT_EQUAL(roce_ext_len(ROCE_OP_ATOMIC_ACK), 12);

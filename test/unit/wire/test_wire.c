@@ -237,7 +237,7 @@ test_parse_unknown_opcode(void)
 {
 	static const uint8_t bad[] = { 0x12 /* atomic ACK: not spoken */,
 				       0x13, 0x14, 0x1f, 0x20, 0x63, 0x66,
-				       0x81 /* CNP */, 0xff };
+				       0x80, 0x82, 0xff };
 	uint8_t f[128];
 	struct roce_rx rx;
 	unsigned int len;
@@ -351,7 +351,8 @@ test_parse_payload_where_none(void)
 
 /* ---- opcodes, PSNs ---- */
 
-/* IBTA vol. 1 table 38 for the opcodes dpdat speaks: extension header
+/* IBTA vol. 1 table 38 for the opcodes dpdat speaks, and RoCEv2's CNP
+ * (annex A17: no extension header, 16 reserved bytes): extension header
  * bytes, payload, first, last. */
 static const struct {
 	uint8_t op, ext, payload, first, last;
@@ -363,7 +364,7 @@ static const struct {
 	{ 0x0c, 16, 0, 1, 1 }, { 0x0d, 4, 1, 1, 0 }, { 0x0e, 0, 1, 0, 0 },
 	{ 0x0f, 4, 1, 0, 1 }, { 0x10, 4, 1, 1, 1 }, { 0x11, 4, 0, 1, 1 },
 	{ 0x12, 12, 0, 1, 1 }, { 0x13, 28, 0, 1, 1 }, { 0x14, 28, 0, 1, 1 },
-	{ 0x64, 8, 1, 1, 1 }, { 0x65, 12, 1, 1, 1 },
+	{ 0x64, 8, 1, 1, 1 }, { 0x65, 12, 1, 1, 1 }, { 0x81, 0, 1, 1, 1 },
 };
 
 static void
