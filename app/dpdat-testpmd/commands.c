@@ -152,13 +152,14 @@ show_stats(void)
 	       "bad ICRC %lu,\n           bad header %lu, no QP %lu, "
 	       "not the peer %lu\n"
 	       "  faults injected: drop %lu, dup %lu, reorder %lu, "
-	       "corrupt %lu\n  captured: %lu (lost %lu)\n"
+	       "corrupt %lu, ce %lu\n  captured: %lu (lost %lu)\n"
 	       "  bursts cut short by the memif peer's unmap: %lu\n",
 	       s.rx_pkts, s.rx_bytes, s.rx_roce, s.rx_arp, s.tx_pkts,
 	       s.tx_bytes, s.tx_arp, s.drop_not_ours, s.drop_malformed,
 	       s.drop_tx_full, s.drop_icrc, s.drop_bad_hdr, s.drop_no_qp,
 	       s.drop_not_peer, s.fault_drop, s.fault_dup, s.fault_reorder,
-	       s.fault_corrupt, s.captured, s.capture_lost, s.peer_unmapped);
+	       s.fault_corrupt, s.fault_ce, s.captured, s.capture_lost,
+	       s.peer_unmapped);
 	return 0;
 }
 

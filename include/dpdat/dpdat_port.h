@@ -71,6 +71,7 @@ struct dpdat_port_stats {
 	uint64_t drop_not_peer;		/**< sent by another host than the QP's peer */
 	/** Faults injected (dpdat_port_set_faults()), both directions. */
 	uint64_t fault_drop, fault_dup, fault_reorder, fault_corrupt;
+	uint64_t fault_ce;		/**< IPv4 frames marked CE (ECN) */
 	uint64_t captured;		/**< frames written to the capture */
 	uint64_t capture_lost;		/**< frames the capture could not copy */
 	/** memif bursts cut short: the peer's memory went away under them */
@@ -100,6 +101,9 @@ struct dpdat_fault_rates {
 	double dup;		/**< the frame arrives twice */
 	double reorder;		/**< the frame swaps places with the next one */
 	double corrupt;		/**< one byte after the Ethernet header flips */
+	/** An IPv4 frame's ECN field becomes CE (congestion experienced),
+	 *  as a marking queue on the path would make it. */
+	double ce;
 };
 
 /** Fault injection on a port: reproducible with the same seed. */

@@ -17,8 +17,10 @@
 #include <string.h>
 
 #include <rte_errno.h>
+#include <rte_ip.h>
 
 #include "port_priv.h"
+#include "roce.h"
 
 /* a transmit chunk of PORT_BURST frames, each duplicated, and a held one */
 #define FAULT_MAX (2 * PORT_BURST + 1)
@@ -44,7 +46,7 @@ rates_ok(const struct dpdat_fault_rates *r)
 {
 	return r->drop >= 0 && r->drop <= 1 && r->dup >= 0 && r->dup <= 1 &&
 	       r->reorder >= 0 && r->reorder <= 1 && r->corrupt >= 0 &&
-	       r->corrupt <= 1;
+	       r->corrupt <= 1 && r->ce >= 0 && r->ce <= 1;
 }
 
 static void
@@ -56,6 +58,26 @@ set_dir(struct port_fault *f, const struct dpdat_fault_rates *r,
 	f->dup = threshold(r->dup);
 	f->reorder = threshold(r->reorder);
 	f->corrupt = threshold(r->corrupt);
+	f->ce = threshold(r->ce);
+}
+
+/* Mark an IPv4 frame CE, its header checksum kept right (unless the
+ * device computes it on transmit). */
+static void
+fault_mark_ce(struct dpdat_port *p, struct rte_mbuf *m)
+{
+	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
+	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
+
+	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*ip) ||
+	    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
+		return;
+	ip->type_of_service |= ROCE_ECN_CE;
+	if (!(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM)) {
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	}
+	p->st.fault_ce++;
 }
 
 /* Whether the next frame is within the direction's faulted frames. */
@@ -104,6 +126,8 @@ fault_apply(struct dpdat_port *p, struct port_fault *f,
 				(uint8_t)(1u << (rnd(p) & 7));
 			p->st.fault_corrupt++;
 		}
+		if (f->ce && rnd(p) < f->ce)
+			fault_mark_ce(p, m);
 		if (f->dup && rnd(p) < f->dup) {
 			if (room <= 0) {
 				p->fault_dup_lost++;
@@ -209,10 +233,11 @@ dpdat_port_set_faults(struct dpdat_port *p, const struct dpdat_fault_conf *c)
 	port_path_update(p);
 	if (port_fault_on(&rx) || port_fault_on(&tx))
 		PORT_LOG(NOTICE, "%s: faults rx drop %.3f dup %.3f reorder %.3f "
-			 "corrupt %.3f, tx drop %.3f dup %.3f reorder %.3f "
-			 "corrupt %.3f, seed %lu%s%.0lu", p->name, c->rx.drop,
-			 c->rx.dup, c->rx.reorder, c->rx.corrupt, c->tx.drop,
-			 c->tx.dup, c->tx.reorder, c->tx.corrupt,
+			 "corrupt %.3f ce %.3f, tx drop %.3f dup %.3f reorder "
+			 "%.3f corrupt %.3f ce %.3f, seed %lu%s%.0lu", p->name,
+			 c->rx.drop, c->rx.dup, c->rx.reorder, c->rx.corrupt,
+			 c->rx.ce, c->tx.drop, c->tx.dup, c->tx.reorder,
+			 c->tx.corrupt, c->tx.ce,
 			 (unsigned long)p->rng,
 			 /* ", first frames N" when limited; %.0lu prints
 			  * nothing for 0 */
@@ -248,6 +273,8 @@ parse_rates(char *s, struct dpdat_fault_rates *r)
 			r->reorder = v;
 		else if (strcmp(tok, "corrupt") == 0)
 			r->corrupt = v;
+		else if (strcmp(tok, "ce") == 0)
+			r->ce = v;
 		else
 			return -EINVAL;
 	}

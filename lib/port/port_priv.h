@@ -69,7 +69,7 @@ struct port_neigh {
 
 /* Fault injection state of one direction. */
 struct port_fault {
-	uint32_t drop, dup, reorder, corrupt;	/* thresholds of 2^32 */
+	uint32_t drop, dup, reorder, corrupt, ce;	/* thresholds of 2^32 */
 	uint64_t frames, seen;		/* faults in the first frames (0: all) */
 	struct rte_mbuf *held;		/* waiting to be reordered */
 };
@@ -237,7 +237,7 @@ port_tx_count(struct dpdat_port *p, struct rte_mbuf **pkts, uint16_t n,
 static inline bool
 port_fault_on(const struct port_fault *f)
 {
-	return (f->drop | f->dup | f->reorder | f->corrupt) != 0;
+	return (f->drop | f->dup | f->reorder | f->corrupt | f->ce) != 0;
 }
 
 /* Receive through the receive faults (the port's receive path while they

@@ -99,6 +99,7 @@ tel_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 	U64(drop_bad_hdr); U64(drop_no_qp); U64(drop_not_peer);
 	U64(fault_drop);
 	U64(fault_dup); U64(fault_reorder); U64(fault_corrupt);
+	U64(fault_ce);
 	U64(captured); U64(capture_lost);
 	U64(peer_unmapped);
 	U64(rx_steered); U64(drop_steer_full);

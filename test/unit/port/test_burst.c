@@ -212,6 +212,42 @@ test_rx_frames(void)
 	CU_ASSERT_EQUAL(st.fault_drop, st0.fault_drop + 10);
 }
 
+/* Frames leave ECT(0) (DPDAT_ECN's default); receive faults with ce 1
+ * mark every one CE, header checksum still right, and count them. */
+static void
+test_rx_ce(void)
+{
+	struct dpdat_fault_conf fc = { .rx = { .ce = 1 }, .seed = 9 };
+	struct dpdat_port_stats st0, st;
+	struct rte_mbuf *pkts[PORT_BURST];
+	struct rte_ipv4_hdr *ip;
+	uint16_t n, sum;
+
+	dpdat_port_stats(port, &st0);
+	CU_ASSERT_EQUAL_FATAL(dpdat_port_set_faults(port, &fc), 0);
+	CU_ASSERT_EQUAL_FATAL(arrive(4), 0);
+	n = port_rx(port, pkts, PORT_BURST);
+	CU_ASSERT_EQUAL(n, 4);
+	for (uint16_t i = 0; i < n; i++) {
+		ip = rte_pktmbuf_mtod_offset(pkts[i], struct rte_ipv4_hdr *,
+					     sizeof(struct rte_ether_hdr));
+		CU_ASSERT_EQUAL(ip->type_of_service & 3, 3);
+		sum = ip->hdr_checksum;
+		ip->hdr_checksum = 0;
+		CU_ASSERT_EQUAL(rte_ipv4_cksum(ip), sum);
+	}
+	rte_pktmbuf_free_bulk(pkts, n);
+	dpdat_port_stats(port, &st);
+	CU_ASSERT_EQUAL(st.fault_ce, st0.fault_ce + 4);
+	CU_ASSERT_EQUAL(dpdat_port_set_faults(port, NULL), 0);
+	CU_ASSERT_EQUAL_FATAL(arrive(1), 0);
+	CU_ASSERT_EQUAL_FATAL(port_rx(port, pkts, PORT_BURST), 1);
+	ip = rte_pktmbuf_mtod_offset(pkts[0], struct rte_ipv4_hdr *,
+				     sizeof(struct rte_ether_hdr));
+	CU_ASSERT_EQUAL(ip->type_of_service & 3, 2);	/* ECT(0) */
+	rte_pktmbuf_free(pkts[0]);
+}
+
 /* Transmit faults act like the wire: every frame handed over is taken,
  * each duplicate goes out too. */
 static void
@@ -307,6 +343,7 @@ static CU_TestInfo burst_tests[] = {
 	{ "faults off: a full burst", test_full_burst },
 	{ "receive duplicates: all made, counted", test_rx_dup },
 	{ "receive drops in the first frames only", test_rx_frames },
+	{ "ECT(0) out, CE marks in, counted", test_rx_ce },
 	{ "transmit duplicates: all taken, all sent", test_tx_dup },
 	{ "capture: what the wire carried, then nothing", test_capture },
 	{ "queues: memif only, none to attach to one", test_queues_refused },
