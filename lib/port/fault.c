@@ -61,19 +61,23 @@ set_dir(struct port_fault *f, const struct dpdat_fault_rates *r,
 	f->ce = threshold(r->ce);
 }
 
-/* Mark an IPv4 frame CE, its header checksum kept right (unless the
- * device computes it on transmit). */
+/* Mark an ECN-capable IPv4 frame CE, as a marking queue would (one drops
+ * a frame that is not ECN-capable instead: left alone here), its header
+ * checksum kept right (on transmit with checksum offload the device
+ * computes it). */
 static void
-fault_mark_ce(struct dpdat_port *p, struct rte_mbuf *m)
+fault_mark_ce(struct dpdat_port *p, struct rte_mbuf *m, bool rx)
 {
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
 
 	if (rte_pktmbuf_data_len(m) < sizeof(*eth) + sizeof(*ip) ||
-	    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
+	    eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    rte_pktmbuf_data_len(m) < sizeof(*eth) + rte_ipv4_hdr_len(ip) ||
+	    (ip->type_of_service & ROCE_ECN_MASK) == 0)
 		return;
 	ip->type_of_service |= ROCE_ECN_CE;
-	if (!(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM)) {
+	if (rx || !(m->ol_flags & RTE_MBUF_F_TX_IP_CKSUM)) {
 		ip->hdr_checksum = 0;
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
 	}
@@ -127,7 +131,7 @@ fault_apply(struct dpdat_port *p, struct port_fault *f,
 			p->st.fault_corrupt++;
 		}
 		if (f->ce && rnd(p) < f->ce)
-			fault_mark_ce(p, m);
+			fault_mark_ce(p, m, f == &p->frx);
 		if (f->dup && rnd(p) < f->dup) {
 			if (room <= 0) {
 				p->fault_dup_lost++;

@@ -506,20 +506,22 @@ port_identity(struct dpdat_port *p, const struct dpdat_port_conf *conf,
 	return 0;
 }
 
-/* DPDAT_ECN: the ECN codepoint of every frame, as RoCE NICs mark theirs
- * (ECT(0) by default): a path that marks CE rather than drop (RED or
- * fq_codel with ECN) tells the receiver, whose CNPs tell the sender. */
+/* DPDAT_ECN: the ECN codepoint of every frame but CNPs, as RoCE NICs mark
+ * theirs: a path that marks CE rather than drop (RED or fq_codel with
+ * ECN) tells the receiver, whose CNPs tell the sender. Not-ECT by default:
+ * a sender claims ECT only if it slows down on the marks (RFC 3168), and
+ * dpdat's does not yet. */
 static int
 port_ecn_apply(struct dpdat_port *p)
 {
 	const char *e = dpdat_env_str("DPDAT_ECN");
 
-	if (e == NULL || strcmp(e, "ect0") == 0)
+	if (e == NULL || strcmp(e, "off") == 0)
+		p->tos = 0;
+	else if (strcmp(e, "ect0") == 0)
 		p->tos = ROCE_ECN_ECT0;
 	else if (strcmp(e, "ect1") == 0)
 		p->tos = ROCE_ECN_ECT1;
-	else if (strcmp(e, "off") == 0)
-		p->tos = 0;
 	else {
 		PORT_LOG(ERR, "DPDAT_ECN=%s: ect0, ect1 or off", e);
 		return -EINVAL;
@@ -941,6 +943,14 @@ int
 port_frame(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
 	   const struct rte_ether_addr *dst_mac, uint16_t src_port)
 {
+	return port_frame_tos(p, m, dst_ip, dst_mac, src_port, p->tos);
+}
+
+int
+port_frame_tos(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
+	       const struct rte_ether_addr *dst_mac, uint16_t src_port,
+	       uint8_t tos)
+{
 	struct rte_ether_hdr *eth;
 	struct rte_ipv4_hdr *ip;
 	struct rte_udp_hdr *udp;
@@ -957,7 +967,7 @@ port_frame(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
 	eth->src_addr = p->mac;
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
-	ip->type_of_service = p->tos;
+	ip->type_of_service = tos;
 	ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + sizeof(*udp) + l4);
 	ip->packet_id = rte_cpu_to_be_16(p->ip_id++);
 	ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);

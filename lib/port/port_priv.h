@@ -185,6 +185,11 @@ uint16_t port_tx_some(struct dpdat_port *p, struct rte_mbuf **pkts,
  * ICRC. -ENOSPC when the mbuf has no headroom or tailroom. */
 int port_frame(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
 	       const struct rte_ether_addr *dst_mac, uint16_t src_port);
+/* The same with the IP header's TOS byte given (port_frame: the port's,
+ * DPDAT_ECN; a CNP goes Not-ECT). */
+int port_frame_tos(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
+		   const struct rte_ether_addr *dst_mac, uint16_t src_port,
+		   uint8_t tos);
 
 /* MAC of ip: 0; -EAGAIN while asking (a request went out); -EHOSTUNREACH
  * after PORT_ARP_TRIES unanswered requests. */

@@ -126,8 +126,9 @@ rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m)
 }
 
 /* A frame of the peer's arrived marked CE (congestion on the path): tell
- * the peer with a CNP, at most one a QP in RC_CNP_GAP_US, as a RoCE NIC's
- * notification point does. Not for a CNP: that would echo. */
+ * the peer with a CNP (BTH opcode 0x81 to the peer's QP, PSN 0, BECN, 16
+ * zero bytes; Not-ECT), at most one a QP in RC_CNP_GAP_US, as a RoCE
+ * NIC's notification point does. Not for a CNP: that would echo. */
 static void
 rc_ecn_ce(struct dpdat_qp *qp, const struct roce_bth *bth)
 {
@@ -145,10 +146,16 @@ rc_ecn_ce(struct dpdat_qp *qp, const struct roce_bth *bth)
 	b = rte_pktmbuf_mtod(m, struct roce_bth *);
 	((uint8_t *)&b->qpn)[0] |= ROCE_BTH_BECN;
 	memset(b + 1, 0, ROCE_CNP_LEN);
-	if (rc_pkt_send(qp, m) == 0) {
-		qp->cnp_tsc = now;
-		qp->st.cnp_sent++;
+	/* Not-ECT: a notification is not data a queue should mark */
+	if (port_frame_tos(qp->dev->port, m, qp->dip, &qp->dmac, qp->sport,
+			   0) != 0) {
+		rte_pktmbuf_free(m);
+		return;
 	}
+	qp->st.tx_pkts++;
+	rc_tx(qp->dev, m);
+	qp->cnp_tsc = now;
+	qp->st.cnp_sent++;
 }
 
 void

@@ -50,8 +50,8 @@ extern int dpdat_rc_logtype;
 #define RC_RTO_FLOOR_US	1000		/* lowest retransmit timeout */
 #define RC_RTO_FLOOR_SR_US 200		/* the same, selective repeat */
 #define RC_RTO_INIT_US	10000		/* before the first round trip sample */
-/* At most one CNP a QP in this long, as RoCE NICs send them (DCQCN's
- * notification point; mlx5's default min_time_between_cnps) */
+/* At most one CNP a QP in this long (the N of the DCQCN paper's
+ * notification point) */
 #define RC_CNP_GAP_US	50
 /* How long an ACK that may ride on a request waits for one, by default
  * with an engine thread (dpdat_dev_conf.ack_hold_ns 0), on a QP whose

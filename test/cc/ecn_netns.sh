@@ -21,6 +21,8 @@ dir=$(mktemp -d /tmp/dpdat-ecn-XXXXXX)
 trap 'netns_down; rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; cat "$dir"/*.log; exit 1; }
 
+# both mark their frames ECT(0) (DPDAT_ECN; off by default)
+export DPDAT_ECN=ect0
 ip netns exec "$NS_A" timeout 60 "$perf" write_bw -D 3 -s 65536 \
 	--dev "$dev" > "$dir/server.log" 2>&1 &
 spid=$!

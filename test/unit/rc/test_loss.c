@@ -436,8 +436,9 @@ mark_ce(struct rte_ring *r, uint8_t only_op)
 		if (ip->next_proto_id != IPPROTO_UDP ||
 		    (only_op != 0 && b.opcode != only_op))
 			continue;
+		/* data ECT(0) as the port says, CNPs Not-ECT */
 		CU_ASSERT_EQUAL(ip->type_of_service & ROCE_ECN_MASK,
-				ROCE_ECN_ECT0);
+				b.opcode == ROCE_OP_CNP ? 0 : ROCE_ECN_ECT0);
 		ip->type_of_service |= ROCE_ECN_CE;
 		ip->hdr_checksum = 0;
 		ip->hdr_checksum = rte_ipv4_cksum(ip);
@@ -448,19 +449,60 @@ mark_ce(struct rte_ring *r, uint8_t only_op)
 	return k;
 }
 
-/* ECN: 16 of A's WRITEs marked CE on the way: B counts them and answers
- * the burst with one CNP (at most one a QP in 50 us; a hiccup of the
- * machine may let a second or third through), which A counts. 100 us
- * later the next CE frame gets a CNP of its own; a CNP marked CE gets
- * none (no echo). */
+/* The CNP waiting in b2a, byte for byte (Annex A17, as RoCE NICs send
+ * it): opcode 0x81, no SE/M/pad/TVer, default P_Key, BECN, A's QPN, no
+ * AckReq, PSN 0, 16 zero bytes, Not-ECT. */
+static void
+check_cnp(uint32_t qpn)
+{
+	static const uint8_t zero[ROCE_CNP_LEN];
+	uint8_t want[12] = { ROCE_OP_CNP, 0, 0xff, 0xff, ROCE_BTH_BECN,
+			     (uint8_t)(qpn >> 16), (uint8_t)(qpn >> 8),
+			     (uint8_t)qpn, 0, 0, 0, 0 };
+	uint8_t got[12 + ROCE_CNP_LEN];
+	struct rte_mbuf *m[16];
+	unsigned int n, i, cnps = 0;
+
+	/* beside the ACK of the WRITE */
+	n = rte_ring_dequeue_burst(b2a, (void **)m, RTE_DIM(m), NULL);
+	for (i = 0; i < n; i++) {
+		rc_mbuf_copy(m[i], PORT_HDR_LEN, got, 1);
+		if (got[0] != ROCE_OP_CNP)
+			continue;
+		cnps++;
+		CU_ASSERT_EQUAL(rte_pktmbuf_pkt_len(m[i]),
+				PORT_HDR_LEN + sizeof(got) + ROCE_ICRC_LEN);
+		rc_mbuf_copy(m[i], PORT_HDR_LEN, got, sizeof(got));
+		CU_ASSERT_EQUAL(memcmp(got, want, sizeof(want)), 0);
+		CU_ASSERT_EQUAL(memcmp(got + 12, zero, ROCE_CNP_LEN), 0);
+		CU_ASSERT_EQUAL(rte_pktmbuf_mtod_offset(m[i],
+				struct rte_ipv4_hdr *,
+				sizeof(struct rte_ether_hdr))->type_of_service &
+				ROCE_ECN_MASK, 0);
+	}
+	CU_ASSERT_EQUAL(cnps, 1);
+	if (n != 0)
+		rte_ring_enqueue_bulk(b2a, (void **)m, n, NULL);
+}
+
+/* ECN, both ports marking ECT(0): 16 of A's WRITEs marked CE on the way:
+ * B counts them and answers the burst with one CNP (at most one a QP in
+ * 50 us; a hiccup of the machine may let a second or third through),
+ * which A counts. 100 us later the next CE frame gets a CNP of its own,
+ * checked byte for byte; a CNP marked CE gets none (no echo). */
 static void
 test_ecn_cnp(void)
 {
+	struct dpdat_port *pa = dpdat_dev_port(A.dev);
+	struct dpdat_port *pb = dpdat_dev_port(B.dev);
+	struct dpdat_qp_info ia;
 	struct dpdat_qp_stats sa, sb;
 	struct dpdat_wc wc;
 	uint64_t cnps;
 
+	pa->tos = pb->tos = ROCE_ECN_ECT0;
 	connect_pair(1024, 14);
+	dpdat_qp_query(A.qp, &ia);
 	for (int i = 0; i < 16; i++)
 		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, (uint32_t)i * 64,
 				     64, (uintptr_t)B.buf, B.key) == 0);
@@ -484,6 +526,7 @@ test_ecn_cnp(void)
 	dpdat_dev_progress(B.dev);
 	dpdat_qp_stats(B.qp, &sb);
 	CU_ASSERT_EQUAL(sb.cnp_sent, cnps + 1);
+	check_cnp(ia.qpn);
 	/* B's CNP marked on its way to A: counted, not answered */
 	CU_ASSERT_EQUAL(mark_ce(b2a, ROCE_OP_CNP), 1);
 	run(20);
@@ -493,6 +536,7 @@ test_ecn_cnp(void)
 	CU_ASSERT_EQUAL(sa.cnp_sent, 0);
 	CU_ASSERT_EQUAL(sa.cnp_rcvd, cnps + 1);
 	disconnect_pair();
+	pa->tos = pb->tos = 0;
 }
 
 /* A READ response lost in the middle. Selective repeat: the requester asks

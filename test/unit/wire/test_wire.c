@@ -235,9 +235,10 @@ test_parse_bad_icrc(void)
 static void
 test_parse_unknown_opcode(void)
 {
-	static const uint8_t bad[] = { 0x12 /* atomic ACK: not spoken */,
-				       0x13, 0x14, 0x1f, 0x20, 0x63, 0x66,
-				       0x80, 0x82, 0xff };
+	/* atomic ACK, CmpSwap, FetchAdd: too short for their headers here;
+	 * the others unknown */
+	static const uint8_t bad[] = { 0x12, 0x13, 0x14, 0x1f, 0x20, 0x63,
+				       0x66, 0x80, 0x82, 0xff };
 	uint8_t f[128];
 	struct roce_rx rx;
 	unsigned int len;
