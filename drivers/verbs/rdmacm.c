@@ -68,12 +68,24 @@ struct cm_chan {
 	pthread_mutex_t lock;		/* ids, local events, below */
 	pthread_cond_t acked;		/* an event was acknowledged */
 	/* threads inside rdma_get_cm_event, and whether the channel was
-	 * destroyed under them: the last of them frees it */
+	 * destroyed under them: the last of them releases it */
 	uint32_t users;
 	bool dead;
+	bool released;			/* its queue and fds gone (cm_chan_free) */
 	struct cm_ev *local, **local_tail;
 	struct cm_id *ids;
+	struct cm_chan *grave_next;	/* cm_graveyard */
 };
+
+/* Destroyed channels: their queues and fds are released, their memory
+ * stays for the process's life (a few hundred bytes each), reachable
+ * from here. A program's thread may still call rdma_get_cm_event on one
+ * it never joined, after the channel's destruction (rping's event thread
+ * between two events, while its main thread tears down): it finds the
+ * channel dead and blocks for good, instead of reading freed memory (the
+ * system's librdmacm reads a freed channel there). */
+static struct cm_chan *cm_graveyard;
+static pthread_mutex_t cm_graveyard_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct cm_id {
 	struct rdma_cm_id id;		/* first */
@@ -161,22 +173,34 @@ rdma_create_event_channel(void)
 	return &c->ch;
 }
 
+/* Release a destroyed channel's queue, events and fds, once; its memory
+ * goes to the graveyard. */
 static void
 cm_chan_free(struct cm_chan *c)
 {
 	struct cm_ev *e;
 
+	pthread_mutex_lock(&c->lock);
+	if (c->released) {
+		pthread_mutex_unlock(&c->lock);
+		return;
+	}
+	c->released = true;
 	while ((e = c->local) != NULL) {
 		c->local = e->next;
 		free(e);
 	}
 	close(c->ch.fd);
 	close(c->local_fd);
+	c->ch.fd = c->local_fd = -1;
 	if (dpdat_cm_eq_free(c->eq) != 0)
 		CM_LOG("rdma_destroy_event_channel: ids still use it");
-	pthread_mutex_destroy(&c->lock);
-	pthread_cond_destroy(&c->acked);
-	free(c);
+	c->eq = NULL;
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_lock(&cm_graveyard_lock);
+	c->grave_next = cm_graveyard;
+	cm_graveyard = c;
+	pthread_mutex_unlock(&cm_graveyard_lock);
 }
 
 void
@@ -199,8 +223,9 @@ rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	}
 	pthread_mutex_unlock(&c->lock);
 	/* a thread still waits in rdma_get_cm_event (rping's event thread,
-	 * never joined): it frees the channel and stays blocked, as a read
-	 * of librdmacm's closed fd does */
+	 * never joined): it releases the channel and stays blocked, as a
+	 * read of librdmacm's closed fd does; one that comes later does the
+	 * same (the graveyard) */
 	if (now)
 		cm_chan_free(c);
 }

@@ -21,8 +21,11 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <pthread.h>
+#include <rdma/rdma_cma.h>
 
 static int failures;
+static int late_returned;
 
 #define CHECK(cond, ...) do { if (!(cond)) { failures++; \
 	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
@@ -309,6 +312,37 @@ async_srq_limit(struct ibv_context *ctx, struct ibv_srq *s)
 	ibv_ack_async_event(&ev);
 }
 
+static void *
+late_get(void *arg)
+{
+	struct rdma_cm_event *ev;
+
+	rdma_get_cm_event(arg, &ev);	/* blocks for good */
+	__atomic_store_n(&late_returned, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A thread calls rdma_get_cm_event on an event channel already destroyed,
+ * as rping's event thread does between two events while its main thread
+ * tears down: it blocks for good and reads no freed memory (the sanitized
+ * run says so: before the graveyard, a heap use after free). */
+static void
+cm_channel_after_destroy(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	pthread_t t;
+
+	CHECK(ch != NULL, "rdma_create_event_channel: %s", strerror(errno));
+	if (ch == NULL)
+		return;
+	rdma_destroy_event_channel(ch);
+	CHECK(pthread_create(&t, NULL, late_get, ch) == 0, "pthread_create");
+	usleep(100000);
+	CHECK(!__atomic_load_n(&late_returned, __ATOMIC_ACQUIRE),
+	      "rdma_get_cm_event returned on a destroyed channel");
+	pthread_detach(t);
+}
+
 /* A shared receive queue: create, arm, query, a QP on it, in use. */
 static void
 srq(struct ibv_context *ctx)
@@ -378,6 +412,7 @@ main(void)
 	memory(ctx);
 	objects(ctx);
 	srq(ctx);
+	cm_channel_after_destroy();
 	CHECK(ibv_close_device(ctx) == 0, "close_device");
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
 	return failures != 0;
