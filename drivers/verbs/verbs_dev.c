@@ -163,6 +163,11 @@ ibv_get_device_index(struct ibv_device *device)
 
 /* ---- open and close ---- */
 
+/* QPs connected by ibv_modify_qp offer dpdat's extensions in band */
+bool dv_offer = true;
+/* QPs say their counters as they go */
+bool dv_qp_stats;
+
 /* The dpdat device of dpdat0, opened on first use. */
 static struct dpdat_dev *
 dv_open_dev(void)
@@ -211,6 +216,11 @@ dv_open_dev(void)
 		goto out;
 	}
 	dc.port.mtu = (uint16_t)mtu;
+	if (dpdat_env_bool("DPDAT_VERBS_OFFER", &dv_offer) < 0 ||
+	    dpdat_env_bool("DPDAT_VERBS_QP_STATS", &dv_qp_stats) < 0) {
+		errno = EINVAL;
+		goto out;
+	}
 	dc.port.link_wait_s = 0;	/* the port comes up on its own */
 	dv_dev = dpdat_dev_open(&dc);
 	if (dv_dev == NULL) {

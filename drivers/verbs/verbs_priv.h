@@ -23,7 +23,7 @@
  *   verbs_async.c asynchronous events (ibv_get_async_event)
  *
  * Settings (lib/conf): DPDAT_VERBS_DEVICE, DPDAT_VERBS_IPV4,
- * DPDAT_VERBS_MTU, DPDAT_VERBS_EAL.
+ * DPDAT_VERBS_MTU, DPDAT_VERBS_EAL, DPDAT_VERBS_OFFER, DPDAT_VERBS_QP_STATS.
  */
 
 #include <dlfcn.h>
@@ -135,6 +135,8 @@ struct dv_srq {
 };
 
 extern struct ibv_device dv_device;
+extern bool dv_offer;		/* DPDAT_VERBS_OFFER */
+extern bool dv_qp_stats;	/* DPDAT_VERBS_QP_STATS */
 
 static inline bool
 dv_ours_dev(const struct ibv_device *d)

@@ -25,6 +25,7 @@
  * completing in order, the WR that used it has completed.
  */
 
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@
 #include <rte_common.h>
 #include <rte_errno.h>
 #include <rte_spinlock.h>
+
+#include <dpdat/dpdat_cm.h>
 
 #include "dpdat_verbs_private.h"
 #include "verbs_priv.h"
@@ -763,6 +766,22 @@ ibv_qp_to_qp_ex(struct ibv_qp *qp)
 	return dv_qp(qp)->bwr != NULL ? &dv_qp(qp)->qpx : NULL;
 }
 
+/* DPDAT_VERBS_QP_STATS: a QP's counters, on stderr, as it goes. */
+static void
+dv_qp_say_stats(const struct dpdat_qp *dqp)
+{
+	struct dpdat_qp_stats st;
+	struct dpdat_qp_info qi;
+
+	if (dpdat_qp_query(dqp, &qi) != 0 || dpdat_qp_stats(dqp, &st) != 0)
+		return;
+	DV_LOG("%s qp %u: ext 0x%x, pkts tx %" PRIu64 " rx %" PRIu64
+	       ", acks ridden %" PRIu64 " sent %" PRIu64 " rcvd"
+	       ", retransmits %" PRIu64 ", timeouts %" PRIu64, DV_NAME,
+	       qi.qpn, qi.ext, st.tx_pkts, st.rx_pkts, st.acks_ridden,
+	       st.acks_ridden_rcvd, st.retransmits, st.timeouts);
+}
+
 int
 ibv_destroy_qp(struct ibv_qp *qp)
 {
@@ -777,6 +796,8 @@ ibv_destroy_qp(struct ibv_qp *qp)
 	scq = qp->send_cq;
 	rcq = qp->recv_cq;
 	qpn = qp->qp_num;
+	if (dv_qp_stats)
+		dv_qp_say_stats(q->dqp);
 	pthread_cond_destroy(&qp->cond);
 	pthread_mutex_destroy(&qp->mutex);
 	/* no poller meanwhile (in address order: no deadlock between two
@@ -888,6 +909,13 @@ dv_to_rtr(struct dv_qp *q, const struct ibv_qp_attr *a)
 		return -ret;
 	}
 	ret = dpdat_qp_connect(q->dqp, &r);
+	if (ret == 0 && dv_offer) {
+		/* a dpdat peer's QP that offers too agrees; ENOMEM costs
+		 * only the extension */
+		ret = dpdat_cm_offer(q->dqp);
+		if (ret == -ENOMEM)
+			ret = 0;
+	}
 	return ret == -EBUSY ? EINVAL : -ret;
 }
 

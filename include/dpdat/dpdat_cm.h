@@ -183,6 +183,27 @@ dpdat_cm_conn_free(struct dpdat_cm_conn *c);
 struct dpdat_qp *
 dpdat_cm_conn_qp(const struct dpdat_cm_conn *c);
 
+/**
+ * Offer dpdat's extensions in band, for a QP the consumer connected itself
+ * (dpdat_qp_connect() with details exchanged out of band, as verbs
+ * programs do): today ACKs riding on requests (DPDAT_QP_EXT_ACK_RIDE).
+ *
+ * The offer goes to the peer's QP1 as a MAD of a vendor-specific class,
+ * a few times over about 30 ms; a plain RoCE peer's GSI drops it, and the
+ * QP speaks plain RoCEv2 RC. A dpdat peer whose QP (connected to this
+ * one) made the same offer answers, and from then on both QPs use the
+ * extension: dpdat_qp_query() shows it in ext. An offer that arrives
+ * before the peer's QP offers is dropped; the peer's own offer, later,
+ * is answered. Until agreed, the QP understands the extension from the
+ * peer but does not use it.
+ *
+ * @return 0, -EBADF, -EINVAL (the QP is not connected, RTR or RTS),
+ *   -ENOTSUP (the device speaks plain RoCEv2 only:
+ *   dpdat_dev_conf.go_back_n), -ENOMEM.
+ */
+int
+dpdat_cm_offer(struct dpdat_qp *qp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,6 +26,7 @@
 
 #include <dpdat/dpdat_cm.h>
 
+#include "cm_local.h"
 #include "cm_priv.h"
 #include "cm_wire.h"
 #include "evq.h"
@@ -93,17 +94,6 @@ struct dpdat_cm_conn {
 	TAILQ_ENTRY(dpdat_cm_conn) next;
 };
 
-struct cm_dev {
-	struct dpdat_dev *dev;
-	pthread_mutex_t lock;
-	TAILQ_HEAD(, dpdat_cm_listener) listeners;
-	TAILQ_HEAD(, dpdat_cm_conn) conns;
-	uint32_t ud_psn;
-	uint32_t work;		/* anything for cm_progress to do */
-	uint64_t last;		/* last look at the timers */
-	uint64_t retry_tsc;
-};
-
 /* RDMA CM's port space for TCP-like services: 0x0000000001 0106 pppp */
 static uint64_t
 service_of(uint64_t conn_qual)
@@ -129,6 +119,7 @@ cm_qp_gone(void *ctx, struct dpdat_qp *qp)
 	TAILQ_FOREACH(c, &cm->conns, next)
 		if (c->qp == qp)
 			c->qp = NULL;
+	cm_offer_gone(cm, qp);
 	pthread_mutex_unlock(&cm->lock);
 }
 
@@ -143,6 +134,7 @@ cm_dev_create(struct dpdat_dev *dev)
 	pthread_mutex_init(&cm->lock, NULL);
 	TAILQ_INIT(&cm->listeners);
 	TAILQ_INIT(&cm->conns);
+	TAILQ_INIT(&cm->offers);
 	cm->ud_psn = (uint32_t)rte_rand() & ROCE_PSN_MASK;
 	cm->retry_tsc = rte_get_tsc_hz() * CM_RETRY_MS / 1000;
 	dev->cm = cm;
@@ -171,6 +163,7 @@ cm_dev_free(struct dpdat_dev *dev)
 		TAILQ_REMOVE(&cm->conns, c, next);
 		free(c);
 	}
+	cm_offers_free(cm);
 	if (owned)
 		RC_LOG(WARNING, "device closed with CM objects left");
 	pthread_mutex_destroy(&cm->lock);
@@ -298,9 +291,9 @@ eq_use(struct dpdat_cm_eq *eq, int d)
 
 /* ---- sending (engine only) ---- */
 
-static uint8_t *
-mad_start(struct cm_dev *cm, struct rte_mbuf **mp, uint16_t attr,
-	  uint64_t tid)
+uint8_t *
+cm_mad_start(struct cm_dev *cm, struct rte_mbuf **mp, uint8_t mclass,
+	     uint8_t version, uint16_t attr, uint64_t tid)
 {
 	struct dpdat_port *port = cm->dev->port;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(port->pool);
@@ -327,8 +320,8 @@ mad_start(struct cm_dev *cm, struct rte_mbuf **mp, uint16_t attr,
 	deth->sqp = rte_cpu_to_be_32(ROCE_QP1);
 	mad = (uint8_t *)(deth + 1);
 	mad[0] = 1;			/* base version */
-	mad[1] = CM_MGMT_CLASS;
-	mad[2] = CM_CLASS_VERSION;
+	mad[1] = mclass;
+	mad[2] = version;
 	mad[3] = CM_METHOD_SEND;
 	cm_put64(mad, 8, tid);
 	mad[16] = (uint8_t)(attr >> 8);
@@ -337,8 +330,8 @@ mad_start(struct cm_dev *cm, struct rte_mbuf **mp, uint16_t attr,
 	return mad + CM_HDR_LEN;
 }
 
-static void
-mad_send(struct cm_dev *cm, struct rte_mbuf *m, uint32_t ip,
+void
+cm_mad_send(struct cm_dev *cm, struct rte_mbuf *m, uint32_t ip,
 	 const struct rte_ether_addr *mac)
 {
 	/* source port of QP1 traffic: as rxe, 0xC000 + hash of QPN 1 */
@@ -369,7 +362,8 @@ send_req(struct dpdat_cm_conn *c)
 
 	if (qp == NULL)
 		return;		/* freed meanwhile (cm_qp_gone) */
-	p = mad_start(c->cm, &m, CM_ATTR_REQ, c->tid);
+	p = cm_mad_start(c->cm, &m, CM_MGMT_CLASS, CM_CLASS_VERSION,
+			 CM_ATTR_REQ, c->tid);
 	if (p == NULL)
 		return;
 	while ((pmtu + 64 > port->mtu || pmtu > c->remote.pmtu) && pmtu > 256)
@@ -404,7 +398,7 @@ send_req(struct dpdat_cm_conn *c)
 	} else {
 		memcpy(p + REQ_PDATA, c->pdata, RTE_MIN(c->plen, REQ_PDATA_LEN));
 	}
-	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
+	cm_mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
 }
 
 /* The extensions a REQ offers or a REP accepts (reserved bits, zero from
@@ -427,7 +421,8 @@ send_rep(struct dpdat_cm_conn *c)
 
 	if (c->qp == NULL)
 		return;		/* freed meanwhile (cm_qp_gone) */
-	p = mad_start(c->cm, &m, CM_ATTR_REP, c->tid);
+	p = cm_mad_start(c->cm, &m, CM_MGMT_CLASS, CM_CLASS_VERSION,
+			 CM_ATTR_REP, c->tid);
 	if (p == NULL)
 		return;
 	cm_put32(p, REP_LOCAL_ID, c->local_id);
@@ -445,7 +440,7 @@ send_rep(struct dpdat_cm_conn *c)
 		     (c->remote.ext & DPDAT_QP_EXT_ACK_RIDE ?
 		      CM_EXT_ACK_RIDE : 0);
 	memcpy(p + REP_PDATA, c->pdata, RTE_MIN(c->plen, REP_PDATA_LEN));
-	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
+	cm_mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
 }
 
 /* RTU, DREP, DREQ and MRA: ids, then (DREQ) the peer's QPN, (MRA) what is
@@ -460,7 +455,8 @@ send_simple(struct dpdat_cm_conn *c, uint16_t attr)
 	 * DREQ, which breaks the peer's QP: else its last requests flush */
 	if (attr == CM_ATTR_DREQ && c->qp != NULL)
 		rc_ack_last(c->qp);
-	p = mad_start(c->cm, &m, attr, c->tid);
+	p = cm_mad_start(c->cm, &m, CM_MGMT_CLASS, CM_CLASS_VERSION,
+			 attr, c->tid);
 	if (p == NULL)
 		return;
 	cm_put32(p, 0, c->local_id);
@@ -477,7 +473,7 @@ send_simple(struct dpdat_cm_conn *c, uint16_t attr)
 	} else if (attr == CM_ATTR_RTU) {
 		memcpy(p + RTU_PDATA, c->pdata, RTE_MIN(c->plen, RTU_PDATA_LEN));
 	}
-	mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
+	cm_mad_send(c->cm, m, c->peer_ip, &c->peer_mac);
 }
 
 /* The largest IBTA path MTU a port carries with the RoCEv2 headers. */
@@ -497,7 +493,8 @@ send_rej(struct cm_dev *cm, uint32_t local_id, uint32_t remote_id,
 	 uint16_t plen, uint32_t ip, const struct rte_ether_addr *mac)
 {
 	struct rte_mbuf *m;
-	uint8_t *p = mad_start(cm, &m, CM_ATTR_REJ, tid);
+	uint8_t *p = cm_mad_start(cm, &m, CM_MGMT_CLASS, CM_CLASS_VERSION,
+				  CM_ATTR_REJ, tid);
 
 	if (p == NULL)
 		return;
@@ -514,7 +511,7 @@ send_rej(struct cm_dev *cm, uint32_t local_id, uint32_t remote_id,
 	}
 	if (pdata != NULL)
 		memcpy(p + REJ_PDATA, pdata, RTE_MIN(plen, REJ_PDATA_LEN));
-	mad_send(cm, m, ip, mac);
+	cm_mad_send(cm, m, ip, mac);
 }
 
 static void
@@ -537,12 +534,6 @@ transmit(struct dpdat_cm_conn *c)
 	}
 }
 
-static void
-kick(struct cm_dev *cm)
-{
-	__atomic_store_n(&cm->work, 1, __ATOMIC_RELEASE);
-}
-
 /* Set what goes out next; the engine sends it at once, then retries. */
 static void
 schedule(struct dpdat_cm_conn *c, uint16_t attr)
@@ -550,7 +541,7 @@ schedule(struct dpdat_cm_conn *c, uint16_t attr)
 	c->pending = attr;
 	c->tries = 0;
 	c->next_tsc = 0;
-	kick(c->cm);
+	cm_kick(c->cm);
 }
 
 static void
@@ -647,6 +638,7 @@ cm_progress(struct dpdat_dev *dev, uint64_t now)
 			free(c);
 		}
 	}
+	cm_offer_progress(cm, now);
 	pthread_mutex_unlock(&cm->lock);
 }
 
@@ -1000,12 +992,17 @@ cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
 	if (deth.qkey != rte_cpu_to_be_32(ROCE_QKEY_GSI))
 		return;
 	rc_mbuf_copy(m, off + sizeof(deth), mad, CM_MAD_LEN);
-	if (mad[0] != 1 || mad[1] != CM_MGMT_CLASS ||
-	    mad[2] != CM_CLASS_VERSION || mad[3] != CM_METHOD_SEND)
-		return;
 	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
 				     sizeof(struct rte_ether_hdr));
 	mac = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *)->src_addr;
+	if (mad[0] == 1 && mad[1] == CM_VENDOR_CLASS &&
+	    mad[2] == CM_VENDOR_VERSION && mad[3] == CM_METHOD_SEND) {
+		cm_offer_input(cm, mad, ip->src_addr);
+		return;
+	}
+	if (mad[0] != 1 || mad[1] != CM_MGMT_CLASS ||
+	    mad[2] != CM_CLASS_VERSION || mad[3] != CM_METHOD_SEND)
+		return;
 	attr = (uint16_t)(mad[16] << 8 | mad[17]);
 	tid = cm_get64(mad, 8);
 	pthread_mutex_lock(&cm->lock);
@@ -1141,7 +1138,7 @@ dpdat_cm_connect(struct dpdat_qp *qp, uint32_t ipv4, uint64_t conn_qual,
 		memcpy(c->pdata, pdata, plen);
 	c->plen = plen;
 	c->state = CS_RESOLVING;	/* the engine asks ARP, then sends REQ */
-	kick(cm);
+	cm_kick(cm);
 	pthread_mutex_unlock(&cm->lock);
 	return c;
 }
@@ -1270,14 +1267,14 @@ dpdat_cm_conn_free(struct dpdat_cm_conn *c)
 		c->zombie = true;
 		c->zombie_until = rte_get_tsc_cycles() +
 				  (CM_MAX_TRIES + 2) * cm->retry_tsc;
-		kick(cm);
+		cm_kick(cm);
 		pthread_mutex_unlock(&cm->lock);
 		return 0;
 	}
 	if (c->pending != 0) {
 		/* a REJ or DREP still to go: the engine frees it after */
 		c->zombie = true;
-		kick(cm);
+		cm_kick(cm);
 		pthread_mutex_unlock(&cm->lock);
 		return 0;
 	}

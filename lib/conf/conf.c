@@ -77,6 +77,10 @@ static const struct dpdat_env_info conf_table[] = {
 	  "extra EAL arguments when dpdat0 brings the EAL up, split at ';'" },
 	{ "DPDAT_VERBS_PROGRESS", S, "hybrid", "verbs",
 	  "who runs dpdat0's engine: hybrid (a thread, and the program's polls while it polls busily), thread, or inline (the program's polls only)" },
+	{ "DPDAT_VERBS_OFFER", B, "1", "verbs",
+	  "a QP connected by ibv_modify_qp offers dpdat's extensions (riding ACKs) to its peer in band; 0: plain RoCEv2 only" },
+	{ "DPDAT_VERBS_QP_STATS", B, "0", "verbs",
+	  "each QP prints its counters (extensions, packets, ACKs that rode, retransmits) on stderr as ibv_destroy_qp destroys it" },
 	{ "DPDAT_VERBS_LIB", S, NULL, "verbs",
 	  "the libdpdat-verbs.so dpdat-run preloads; unset: the build tree's, else the installed one" },
 	/* the RSMAPI library */

@@ -187,7 +187,7 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 		return;
 	}
 	/* an ACK rides only on a request, from a peer that agreed */
-	if (unlikely(rx->ride) && !qp->ack_ride) {
+	if (unlikely(rx->ride) && !qp->ride_ok) {
 		dev->port->st.drop_bad_hdr++;
 		return;
 	}

@@ -226,6 +226,7 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	qp->ackreq_every = RC_ACKREQ_EVERY;
 	qp->nak_repeat = (r->ext & DPDAT_QP_EXT_NAK_REPEAT) != 0;
 	qp->ack_ride = (r->ext & DPDAT_QP_EXT_ACK_RIDE) && !dev->go_back_n;
+	qp->ride_ok = qp->ack_ride;
 	/* selective repeat when agreed, and memory for it; else go-back-N */
 	if ((r->ext & DPDAT_QP_EXT_SACK) && !dev->go_back_n &&
 	    rc_sr_enable(qp) != 0)

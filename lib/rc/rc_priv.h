@@ -364,6 +364,9 @@ struct dpdat_qp {
 	 * ACK falling due, ack_tsc, and no held ACK has waited out the hold
 	 * since), up to the hold after it fell due */
 	bool ack_ride;
+	/* riding ACKs are understood from the peer: ack_ride, or offered in
+	 * band (dpdat_cm_offer()) and not agreed yet */
+	bool ride_ok;
 	bool pingpong;
 	uint64_t ack_tsc;
 	uint64_t cnp_tsc;	/* the last CNP sent (RC_CNP_GAP_US apart) */

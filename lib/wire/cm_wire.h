@@ -29,6 +29,22 @@
 #define CM_ATTR_DREQ	0x0015
 #define CM_ATTR_DREP	0x0016
 
+/* dpdat's offer of its extensions for a QP whose details the consumer
+ * exchanged itself (dpdat_cm_offer()): a MAD of a vendor-specific class
+ * without OUI (IBTA vol. 1, 13.4.4), method Send, to QP1. A GSI with no
+ * agent for the class drops it (a Send asks for no answer), so a plain
+ * RoCE peer never sees more than a MAD it ignores. Offsets within the
+ * data after the MAD header; fields big-endian. */
+#define CM_VENDOR_CLASS		0x0e
+#define CM_VENDOR_VERSION	1
+#define CM_ATTR_EXT_OFFER	0x0001	/* "my QP offers these to yours" */
+#define CM_ATTR_EXT_ANSWER	0x0002	/* "mine offered them too: agreed" */
+#define OFFER_MAGIC		0	/* CM_OFFER_MAGIC */
+#define OFFER_SRC_QPN		4	/* the sender's QP */
+#define OFFER_DST_QPN		8	/* the receiver's QP */
+#define OFFER_EXT		12	/* CM_EXT_* offered */
+#define CM_OFFER_MAGIC		0x64706474u	/* "dpdt" */
+
 /* REQ */
 #define REQ_LOCAL_ID	0
 #define REQ_SERVICE_ID	8

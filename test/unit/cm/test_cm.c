@@ -554,6 +554,197 @@ test_forged_ids(void)
 	pair_free(&p);
 }
 
+/* ---- in-band offers (dpdat_cm_offer) ---- */
+
+static bool
+rides(struct dpdat_qp *qp)
+{
+	struct dpdat_qp_info qi;
+
+	CU_ASSERT_FATAL(dpdat_qp_query(qp, &qi) == 0);
+	return (qi.ext & DPDAT_QP_EXT_ACK_RIDE) != 0;
+}
+
+/* Both QPs ride within iters rounds of both engines. */
+static bool
+agreed(int iters)
+{
+	for (int i = 0; i < iters; i++) {
+		if (rides(A.qp) && rides(B.qp))
+			return true;
+		run(1);
+	}
+	return false;
+}
+
+/* Both engines for ms milliseconds, a round every millisecond: the
+ * offers' retries go out. */
+static void
+run_ms(int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		run(1);
+		rte_delay_us_block(1000);
+	}
+}
+
+/* A ping-pong of WRITEs, rounds of A's WRITE and B's answer, every byte
+ * checked; B's WRITEs complete by the next round's (their ACKs may be
+ * held for it) or, the last, once the hold is over. */
+static void
+write_pingpong(int rounds)
+{
+	struct dpdat_wc wc;
+	int b_done = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		memset(A.buf, 'a' + i, 8);
+		memset(B.buf, 'A' + i, 8);
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,
+				     (uintptr_t)B.buf + 8192, B.key) == 0);
+		dpdat_dev_progress(A.dev);
+		dpdat_dev_progress(B.dev);
+		CU_ASSERT(memcmp(B.buf + 8192, A.buf, 8) == 0);
+		CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 8,
+				     (uintptr_t)A.buf + 8192, A.key) == 0);
+		dpdat_dev_progress(B.dev);
+		dpdat_dev_progress(A.dev);
+		CU_ASSERT(memcmp(A.buf + 8192, B.buf, 8) == 0);
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000) == 0);
+		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+		while (dpdat_cq_poll(B.cq, &wc, 1) == 1) {
+			CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+			b_done++;
+		}
+	}
+	A.dev->ack_hold_tsc = B.dev->ack_hold_tsc = 0;
+	while (b_done < rounds && wait_wc(&B, &wc, 1000) == 0) {
+		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+		b_done++;
+	}
+	CU_ASSERT_EQUAL(b_done, rounds);
+}
+
+/* QPs connected out of band (as verbs programs do) that both offer agree
+ * on riding ACKs in band, and a ping-pong's ACKs then ride. */
+static void
+test_offer_agree(void)
+{
+	struct dpdat_qp_stats sa, sb;
+	const uint64_t hold = A.dev->ack_hold_tsc;
+
+	connect_pair(1024, 14);
+	CU_ASSERT(!rides(A.qp) && !rides(B.qp));
+	CU_ASSERT_EQUAL(dpdat_cm_offer(A.qp), 0);
+	CU_ASSERT_EQUAL(dpdat_cm_offer(A.qp), 0);	/* one offer */
+	CU_ASSERT_EQUAL(dpdat_cm_offer(B.qp), 0);
+	CU_ASSERT_FATAL(agreed(1000));
+	A.dev->ack_hold_tsc = B.dev->ack_hold_tsc = rte_get_tsc_hz() / 10;
+	write_pingpong(4);	/* ends with no hold */
+	A.dev->ack_hold_tsc = B.dev->ack_hold_tsc = hold;
+	dpdat_qp_stats(A.qp, &sa);
+	dpdat_qp_stats(B.qp, &sb);
+	CU_ASSERT(sa.acks_ridden + sb.acks_ridden >= 3);
+	CU_ASSERT_EQUAL(sa.acks_ridden, sb.acks_ridden_rcvd);
+	CU_ASSERT_EQUAL(sb.acks_ridden, sa.acks_ridden_rcvd);
+	drain_cqs();
+	disconnect_pair();
+}
+
+/* A QP that does not offer never agrees: the peer's offers (all its
+ * tries) are dropped and the pair speaks plain RoCEv2, data intact. When
+ * it offers later, the peer, done with its own tries, answers. */
+static void
+test_offer_one_side(void)
+{
+	struct dpdat_qp_stats sa, sb;
+
+	connect_pair(1024, 14);
+	CU_ASSERT_EQUAL(dpdat_cm_offer(A.qp), 0);
+	run_ms(50);
+	CU_ASSERT(!rides(A.qp) && !rides(B.qp));
+	write_pingpong(3);
+	dpdat_qp_stats(A.qp, &sa);
+	dpdat_qp_stats(B.qp, &sb);
+	CU_ASSERT_EQUAL(sa.acks_ridden + sb.acks_ridden, 0);
+	CU_ASSERT_EQUAL(dpdat_cm_offer(B.qp), 0);
+	CU_ASSERT(agreed(1000));
+	drain_cqs();
+	disconnect_pair();
+}
+
+/* An offer counts only from the QP's peer, naming the QP it is connected
+ * to: one with another source QPN (a third QP of the peer's host, or a
+ * forger's guess) is dropped. */
+static void
+test_offer_wrong_qp(void)
+{
+	struct rte_mbuf *pkts[32], *m;
+	const unsigned int mad = PORT_HDR_LEN + sizeof(struct roce_bth) + 8;
+	unsigned int n, k;
+	struct dpdat_qp_info qi;
+	uint8_t *f;
+	uint32_t c;
+
+	connect_pair(1024, 14);
+	CU_ASSERT_EQUAL(dpdat_cm_offer(A.qp), 0);
+	CU_ASSERT_EQUAL(dpdat_cm_offer(B.qp), 0);
+	/* A's offer, caught before B sees it; B's own are dropped */
+	m = NULL;
+	for (int i = 0; i < 100 && m == NULL; i++) {
+		dpdat_dev_progress(A.dev);
+		n = rte_ring_dequeue_burst(a2b, (void **)pkts, RTE_DIM(pkts),
+					   NULL);
+		for (k = 0; k < n; k++) {
+			if (m == NULL && mad_of(pkts[k], NULL) ==
+					 CM_ATTR_EXT_OFFER)
+				m = pkts[k];
+			else
+				rte_pktmbuf_free(pkts[k]);
+		}
+	}
+	CU_ASSERT_FATAL(m != NULL && rte_pktmbuf_is_contiguous(m));
+	rte_ring_reset(b2a);
+	f = rte_pktmbuf_mtod(m, uint8_t *);
+	dpdat_qp_query(A.qp, &qi);
+	CU_ASSERT_EQUAL(cm_get32(f + mad + CM_HDR_LEN, OFFER_SRC_QPN), qi.qpn);
+	cm_put32(f + mad + CM_HDR_LEN, OFFER_SRC_QPN, qi.qpn ^ 1);
+	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
+		      rte_pktmbuf_pkt_len(m) - sizeof(struct rte_ether_hdr) - 4);
+	memcpy(f + rte_pktmbuf_pkt_len(m) - 4, &c, 4);	/* little endian */
+	inject_b(m);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT(!rides(B.qp));
+	CU_ASSERT_EQUAL(b_sends(CM_ATTR_EXT_ANSWER), 0);
+	/* the right one is answered */
+	cm_put32(f + mad + CM_HDR_LEN, OFFER_SRC_QPN, qi.qpn);
+	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
+		      rte_pktmbuf_pkt_len(m) - sizeof(struct rte_ether_hdr) - 4);
+	memcpy(f + rte_pktmbuf_pkt_len(m) - 4, &c, 4);
+	inject_b(m);
+	CU_ASSERT(rides(B.qp));
+	CU_ASSERT_EQUAL(b_sends(CM_ATTR_EXT_ANSWER), 1);
+	CU_ASSERT(agreed(1000));
+	rte_pktmbuf_free(m);
+	disconnect_pair();
+}
+
+static void
+test_errors_offer(void)
+{
+	struct dpdat_qp *qp = qp_on(&A);
+
+	CU_ASSERT_EQUAL(dpdat_cm_offer(NULL), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_offer((struct dpdat_qp *)junk), -EBADF);
+	CU_ASSERT_EQUAL(dpdat_cm_offer(qp), -EINVAL);	/* not connected */
+	CU_ASSERT_EQUAL(dpdat_qp_free(qp), 0);
+	connect_pair(1024, 14);
+	A.dev->go_back_n = true;
+	CU_ASSERT_EQUAL(dpdat_cm_offer(A.qp), -ENOTSUP);
+	A.dev->go_back_n = false;
+	disconnect_pair();
+}
+
 /* ---- error codes, as the man pages name them ---- */
 
 static void
@@ -747,10 +938,14 @@ static CU_TestInfo cm_tests[] = {
 	{ "a REQ twice is one connection", test_duplicate_req },
 	{ "forged CM messages need both comm IDs", test_forged_ids },
 	{ "a request freed unanswered is rejected", test_free_request_rejects },
+	{ "in-band offer: both offer, ACKs ride", test_offer_agree },
+	{ "in-band offer: one side only, then late", test_offer_one_side },
+	{ "in-band offer: only from the QP's peer", test_offer_wrong_qp },
 	{ "errors: event queues", test_errors_eq },
 	{ "errors: listeners", test_errors_listen },
 	{ "errors: connect", test_errors_connect },
 	{ "errors: accept, reject, disconnect, free", test_errors_conn },
+	{ "errors: offer", test_errors_offer },
 	CU_TEST_INFO_NULL,
 };
 
