@@ -223,6 +223,9 @@ dev_thread_readers_free(struct dpdat_dev *dev)
 #define DEV_POLL_SAMPLE_US	20
 #define DEV_POLL_BUSY		16
 #define DEV_NAP_US		50
+/* Hybrid: an idle thread waits so long between looks, outside the engine
+ * lock (see dev_engine_thread). */
+#define DEV_IDLE_GAP_US		1
 
 struct dev_hybrid {
 	uint64_t period;	/* DEV_POLL_SAMPLE_US in TSC cycles */
@@ -286,6 +289,14 @@ dev_engine_thread(void *arg)
 		held = __atomic_load_n(&dev->zc_rd_out, __ATOMIC_ACQUIRE);
 		if (held == 0)
 			dpdat_mr_reader_quiescent(dev->dom, dev->reader);
+		/* hybrid: an idle thread waits between looks outside the
+		 * engine lock. The scheduler takes a busy thread's core at
+		 * any instant on a shared machine; taken with the lock held,
+		 * the consumer's polls find the engine busy until the thread
+		 * runs again, a scheduler tick later (4 ms), and what they
+		 * post meanwhile waits: the peer times out. */
+		if (idle != 0 && dev->progress == DPDAT_PROGRESS_HYBRID)
+			rte_delay_us_block(DEV_IDLE_GAP_US);
 		/* on a shared machine give the core away when nothing moves */
 		if (idle > 4096) {
 			if (held == 0)
