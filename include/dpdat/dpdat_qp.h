@@ -513,6 +513,21 @@ int
 dpdat_qp_set_error(struct dpdat_qp *qp);
 
 /**
+ * Take a QP back to the state it was created in, from any state, to be
+ * connected again: INIT, the same QP number and queues, a new first send
+ * PSN, no peer, every remote access allowed, no extension, counters at
+ * zero. Outstanding work completes first with DPDAT_WC_WR_FLUSH_ERR (or
+ * its failure), as with dpdat_qp_set_error(); work posted while the reset
+ * runs is dropped without a completion. Frames of the old connection
+ * that arrive later are dropped (the QP is not connected); a connection
+ * of the CM forgets the QP, as when it is freed.
+ *
+ * @return 0, -EBADF.
+ */
+int
+dpdat_qp_reset(struct dpdat_qp *qp);
+
+/**
  * Destroy a QP; outstanding work is flushed to its CQs first.
  *
  * @return 0, -EBADF.

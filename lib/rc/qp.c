@@ -510,19 +510,16 @@ dpdat_qp_set_error(struct dpdat_qp *qp)
 	return 0;
 }
 
-int
-dpdat_qp_free(struct dpdat_qp *qp)
+/* dev->lock and the engine held: the QP stops. Its work completes
+ * (flushed, or with its failure), its frames still queued go (an ACK it
+ * held first), its connection forgets it, and it leaves the ACK and work
+ * lists; it keeps its number. */
+static void
+qp_stop(struct dpdat_qp *qp)
 {
-	struct dpdat_dev *dev;
+	struct dpdat_dev *dev = qp->dev;
 	uint64_t t0;
-	uint32_t k;
 
-	if (qp == NULL || qp->magic != RC_MAGIC_QP)
-		return -EBADF;
-	dev = qp->dev;
-	pthread_mutex_lock(&dev->lock);
-	rc_lock_engine(dev);
-	qp->magic = 0;
 	rc_pull_posted(qp);
 	rc_qp_error(qp);
 	rc_tx_flush(dev);	/* the ACK it owed, if held, goes first */
@@ -538,8 +535,8 @@ dpdat_qp_free(struct dpdat_qp *qp)
 		rc_qp_flush(qp);
 	}
 	if (qp->sq_head != qp->sq_tail) {
-		RC_LOG(WARNING, "qp %u freed with zero-copy memory still held "
-		       "by the device", qp->qpn);
+		RC_LOG(WARNING, "qp %u stopped with zero-copy memory still "
+		       "held by the device", qp->qpn);
 		for (; qp->sq_head != qp->sq_tail; qp->sq_head++)
 			rc_complete_send(qp, &qp->sq[qp->sq_head &
 					 (qp->sq_size - 1)],
@@ -547,7 +544,6 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	}
 	if (dev->qp_gone != NULL)	/* a connection may outlive its QP */
 		dev->qp_gone(dev->qp_gone_ctx, qp);
-	dev->qps[qp->qpn - qp->dev->qpn_base] = NULL;
 	rc_work_remove(qp);
 	if (qp->on_ack_list) {
 		struct dpdat_qp **pp = &dev->ack_list;
@@ -555,7 +551,25 @@ dpdat_qp_free(struct dpdat_qp *qp)
 		while (*pp != qp)
 			pp = &(*pp)->ack_next;
 		*pp = qp->ack_next;
+		qp->ack_next = NULL;
+		qp->on_ack_list = false;
 	}
+}
+
+int
+dpdat_qp_free(struct dpdat_qp *qp)
+{
+	struct dpdat_dev *dev;
+	uint32_t k;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	dev = qp->dev;
+	pthread_mutex_lock(&dev->lock);
+	rc_lock_engine(dev);
+	qp->magic = 0;
+	qp_stop(qp);
+	dev->qps[qp->qpn - qp->dev->qpn_base] = NULL;
 	for (k = 0; k < dev->n_qps; k++)
 		if (dev->active[k] == qp)
 			break;
@@ -568,6 +582,56 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	mr_pz_hold(qp->pz, -1);
 	pthread_mutex_unlock(&dev->lock);
 	qp_release(qp);
+	return 0;
+}
+
+int
+dpdat_qp_reset(struct dpdat_qp *qp)
+{
+	struct dpdat_qp keep;
+	struct dpdat_dev *dev;
+
+	if (qp == NULL || qp->magic != RC_MAGIC_QP)
+		return -EBADF;
+	dev = qp->dev;
+	pthread_mutex_lock(&dev->lock);
+	rc_lock_engine(dev);
+	qp_stop(qp);
+	rc_sr_disable(qp);
+	/* what the QP was made of stays; all it did and learnt goes (a
+	 * field added to struct dpdat_qp starts at zero here as at
+	 * creation) */
+	keep = *qp;
+	memset(qp, 0, sizeof(*qp));
+	qp->dev = keep.dev;
+	qp->pz = keep.pz;
+	qp->pz_id = keep.pz_id;
+	qp->scq = keep.scq;
+	qp->rcq = keep.rcq;
+	qp->srq = keep.srq;
+	qp->sig_all = keep.sig_all;
+	qp->sq_max = keep.sq_max;
+	qp->rq_max = keep.rq_max;
+	qp->sq_ring = keep.sq_ring;
+	qp->rq_ring = keep.rq_ring;
+	qp->sq = keep.sq;
+	qp->rq = keep.rq;
+	qp->sq_size = keep.sq_size;
+	qp->rq_size = keep.rq_size;
+	qp->qpn = keep.qpn;
+	qp->sport = keep.sport;
+	/* posted after the stop, before the reset: gone, as verbs has it */
+	rte_ring_reset(qp->sq_ring);
+	rte_ring_reset(qp->rq_ring);
+	memset(qp->sq, 0, qp->sq_size * sizeof(*qp->sq));
+	memset(qp->rq, 0, qp->rq_size * sizeof(*qp->rq));
+	qp->tag = qp_tag_new();	/* memory windows bound before: not ours */
+	qp_set_isn(qp, (uint32_t)rte_rand() & ROCE_PSN_MASK);
+	qp->remote_ok = RC_REMOTE_ALL;
+	qp->state = DPDAT_QPS_INIT;
+	qp->magic = RC_MAGIC_QP;
+	rc_unlock_engine(dev);
+	pthread_mutex_unlock(&dev->lock);
 	return 0;
 }
 

@@ -1983,6 +1983,75 @@ test_read_after_spurious_timeout(void)
 	disconnect_pair();
 }
 
+/* A QP reset from RTS (dpdat_qp_reset): its WR completes flushed; it is
+ * INIT again with its number, no peer and no extension; the old peer's
+ * frames are dropped; connected anew it moves data. */
+static void
+test_qp_reset(void)
+{
+	struct dpdat_qp_conf qc = { .max_send_wr = 1024, .max_recv_wr = 64 };
+	struct dpdat_qp_remote r = { .pmtu = 1024, .retry_cnt = 7,
+				     .rnr_retry = 7, .timeout = 14 };
+	static const uint8_t zero[8];
+	struct dpdat_qp_info before, after, ib;
+	struct dpdat_port_stats ps0, ps1;
+	struct dpdat_wc wc;
+
+	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
+	dpdat_qp_query(A.qp, &before);
+	memset(B.buf + 4096, 0, 8);
+	memcpy(A.buf, "reset-me", 8);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,
+			     (uintptr_t)B.buf + 4096, B.key) == 0);
+	CU_ASSERT_EQUAL(dpdat_qp_reset(A.qp), 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_WR_FLUSH_ERR);
+	dpdat_qp_query(A.qp, &after);
+	CU_ASSERT_EQUAL(after.qpn, before.qpn);
+	CU_ASSERT_EQUAL(after.state, DPDAT_QPS_INIT);
+	CU_ASSERT_EQUAL(after.ext, 0);
+	CU_ASSERT_EQUAL(dpdat_qp_reset(NULL), -EBADF);
+	/* the old peer still sends: nothing lands */
+	memset(A.buf + 4096, 0, 8);
+	memcpy(B.buf, "stale!!!", 8);
+	dpdat_port_stats(dpdat_dev_port(A.dev), &ps0);
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 8,
+			     (uintptr_t)A.buf + 4096, A.key) == 0);
+	run(20);
+	dpdat_port_stats(dpdat_dev_port(A.dev), &ps1);
+	CU_ASSERT(ps1.drop_no_qp > ps0.drop_no_qp);
+	CU_ASSERT(memcmp(A.buf + 4096, zero, 8) == 0);
+	CU_ASSERT(dpdat_qp_free(B.qp) == 0);
+	drain_cqs();
+	/* a new peer QP; A connected again, plain RoCEv2 */
+	qc.pz = B.pz;
+	qc.send_cq = qc.recv_cq = B.cq;
+	B.qp = dpdat_qp_create(B.dev, &qc);
+	CU_ASSERT_FATAL(B.qp != NULL);
+	dpdat_qp_query(B.qp, &ib);
+	r.qpn = ib.qpn;
+	r.psn = ib.sq_psn;
+	r.ipv4 = B.pi.ipv4;
+	r.mac = B.pi.mac;
+	CU_ASSERT_FATAL(dpdat_qp_connect(A.qp, &r) == 0);
+	r.qpn = after.qpn;
+	r.psn = after.sq_psn;
+	r.ipv4 = A.pi.ipv4;
+	r.mac = A.pi.mac;
+	CU_ASSERT_FATAL(dpdat_qp_connect(B.qp, &r) == 0);
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,
+			     (uintptr_t)B.buf + 4096, B.key) == 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT(memcmp(B.buf + 4096, "reset-me", 8) == 0);
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 8,
+			     (uintptr_t)A.buf + 4096, A.key) == 0);
+	CU_ASSERT_FATAL(wait_wc(&B, &wc, 1000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT(memcmp(A.buf + 4096, "stale!!!", 8) == 0);
+	disconnect_pair();
+}
+
 CU_TestInfo rc_engine_tests[] = {
 	{ "CQ overrun: lost, logged and counted", test_cq_overrun },
 	{ "READ after a spurious timeout: the oldest duplicate dropped",
@@ -2020,5 +2089,6 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "ack hold follows the consumer's answers", test_ack_hold_adapts },
 	{ "an answer within 8 holds counts", test_ack_pingpong_window },
 	{ "the ACK hold a device gets", test_ack_hold_conf },
+	{ "a QP reset: flushed, INIT, connected again", test_qp_reset },
 	CU_TEST_INFO_NULL,
 };
