@@ -17,9 +17,18 @@
  *                               (dpdat_cq_overruns); again for later
  *                               losses once the last is acknowledged;
  *   IBV_EVENT_SRQ_LIMIT_REACHED an SRQ's armed limit was crossed
- *                               (dpdat_srq_query), once per arming.
- * As with a kernel device, destroying a CQ or an SRQ drops its events not
- * yet taken and waits until those taken are acknowledged.
+ *                               (dpdat_srq_query), once per arming;
+ *   IBV_EVENT_QP_LAST_WQE_REACHED a QP with an SRQ is in ERR (broken, or
+ *                               moved there) and holds no WQE of the
+ *                               SRQ any more: once a QP;
+ *   IBV_EVENT_PORT_ERR, IBV_EVENT_PORT_ACTIVE the port's state, as
+ *                               ibv_query_port tells it, changed (looked
+ *                               at in ibv_get_async_event only: a program
+ *                               that wants them waits there).
+ * dpdat has no catastrophic QP, CQ or device error: no IBV_EVENT_QP_FATAL,
+ * CQ errors other than overruns or IBV_EVENT_DEVICE_FATAL.
+ * As with a kernel device, destroying a CQ, an SRQ or a QP drops its
+ * events not yet taken and waits until those taken are acknowledged.
  *
  * Locks: the context's async.lock guards the queue, the lists and the
  * objects' event state; under it only lock-free dpdat calls run, and it is
@@ -68,9 +77,7 @@ async_push(struct dv_async *a, enum ibv_event_type type, void *obj)
 	uint64_t one = 1;
 
 	if (a->n == DV_ASYNC_MAX) {
-		DV_LOG("async event queue full: %s dropped",
-		       type == IBV_EVENT_CQ_ERR ? "CQ error" :
-		       "SRQ limit reached");
+		DV_LOG("async event queue full: event %d dropped", (int)type);
 		return false;
 	}
 	/* the count first: the queue never holds more than it says */
@@ -81,10 +88,19 @@ async_push(struct dv_async *a, enum ibv_event_type type, void *obj)
 	e = &a->q[(a->head + a->n) % DV_ASYNC_MAX];
 	memset(e, 0, sizeof(*e));
 	e->event_type = type;
-	if (type == IBV_EVENT_CQ_ERR)
+	switch (type) {
+	case IBV_EVENT_CQ_ERR:
 		e->element.cq = obj;
-	else
+		break;
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
 		e->element.srq = obj;
+		break;
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		e->element.qp = obj;
+		break;
+	default:	/* the port's */
+		e->element.port_num = 1;
+	}
 	a->n++;
 	return true;
 }
@@ -126,10 +142,33 @@ wait_acked(pthread_mutex_t *mu, pthread_cond_t *cv, const uint32_t *acked,
 	pthread_mutex_unlock(mu);
 }
 
+/* Take the QP at *pq off the list; a->lock held. */
+static void
+qp_unlink(struct dv_async *a, struct dv_qp_async **pq)
+{
+	struct dv_qp_async *q = *pq;
+
+	*pq = q->next;
+	q->next = NULL;
+	q->listed = false;
+	__atomic_sub_fetch(&a->n_srq_qps, 1, __ATOMIC_RELEASE);
+}
+
+/* Its last WQE reached: in ERR, holding none of the SRQ's. */
+static bool
+last_wqe_reached(const struct dv_qp_async *q)
+{
+	struct dpdat_qp_info qi;
+
+	return dpdat_qp_query(q->dqp, &qi) == 0 &&
+	       qi.state == DPDAT_QPS_ERR && qi.srq_held == 0;
+}
+
 /* Raise what the counters and flags show; a->lock held. */
 static void
 async_scan_locked(struct dv_async *a)
 {
+	struct dv_qp_async **pq, *q;
 	struct dpdat_srq_info si;
 	struct dv_srq **ps, *s;
 	struct dv_cq *c;
@@ -150,6 +189,26 @@ async_scan_locked(struct dv_async *a)
 		else
 			ps = &s->armed_next;
 	}
+	for (pq = &a->srq_qps; (q = *pq) != NULL; ) {
+		if (last_wqe_reached(q) &&
+		    async_push(a, IBV_EVENT_QP_LAST_WQE_REACHED, q->qp))
+			qp_unlink(a, pq);
+		else
+			pq = &q->next;
+	}
+}
+
+/* The port's state, against what was last told; a->lock held. */
+static void
+async_port_locked(struct dv_context *ctx)
+{
+	struct dv_async *a = &ctx->async;
+	const bool up = dv_port_active(ctx->dev);
+
+	if (up != a->port_active &&
+	    async_push(a, up ? IBV_EVENT_PORT_ACTIVE : IBV_EVENT_PORT_ERR,
+		       NULL))
+		a->port_active = up;
 }
 
 void
@@ -159,7 +218,8 @@ dv_async_cq_drained(struct dv_cq *c)
 	uint64_t n, now = 0;
 	bool srqs = false;
 
-	if (__atomic_load_n(&a->n_armed, __ATOMIC_ACQUIRE) != 0) {
+	if (__atomic_load_n(&a->n_armed, __ATOMIC_ACQUIRE) != 0 ||
+	    __atomic_load_n(&a->n_srq_qps, __ATOMIC_ACQUIRE) != 0) {
 		now = rte_get_tsc_cycles();
 		srqs = now >= __atomic_load_n(&a->next_scan,
 					      __ATOMIC_RELAXED);
@@ -224,16 +284,27 @@ dv_async_unlink_cq(struct dv_cq *c)
 	pthread_mutex_unlock(&a->lock);
 }
 
+/* Drop obj's queued events, then wait until the program acknowledged
+ * those it took (taken, read under a->lock). */
+static void
+async_forget(struct dv_async *a, const void *obj, pthread_mutex_t *mu,
+	     pthread_cond_t *cv, const uint32_t *acked, const uint32_t *taken)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&a->lock);
+	async_drop(a, obj);
+	n = *taken;
+	pthread_mutex_unlock(&a->lock);
+	wait_acked(mu, cv, acked, n);
+}
+
 void
 dv_async_forget_cq(struct dv_cq *c)
 {
-	struct dv_async *a = &dv_ctx(c->cq.context)->async;
-
-	pthread_mutex_lock(&a->lock);
-	async_drop(a, &c->cq);
-	pthread_mutex_unlock(&a->lock);
-	wait_acked(&c->cq.mutex, &c->cq.cond, &c->cq.async_events_completed,
-		   c->async_taken);
+	async_forget(&dv_ctx(c->cq.context)->async, &c->cq, &c->cq.mutex,
+		     &c->cq.cond, &c->cq.async_events_completed,
+		     &c->async_taken);
 }
 
 bool
@@ -262,23 +333,58 @@ dv_async_arm_srq(struct dv_srq *s, bool armed)
 void
 dv_async_forget_srq(struct dv_srq *s)
 {
-	struct dv_async *a = &dv_ctx(s->srq.context)->async;
+	async_forget(&dv_ctx(s->srq.context)->async, &s->srq, &s->srq.mutex,
+		     &s->srq.cond, &s->srq.events_completed, &s->async_taken);
+}
+
+void
+dv_async_add_qp(struct dv_qp_async *q)
+{
+	struct dv_async *a = &dv_ctx(q->qp->context)->async;
 
 	pthread_mutex_lock(&a->lock);
-	async_drop(a, &s->srq);
+	if (!q->listed) {
+		q->next = a->srq_qps;
+		a->srq_qps = q;
+		q->listed = true;
+		__atomic_add_fetch(&a->n_srq_qps, 1, __ATOMIC_RELEASE);
+	}
 	pthread_mutex_unlock(&a->lock);
-	wait_acked(&s->srq.mutex, &s->srq.cond, &s->srq.events_completed,
-		   s->async_taken);
+}
+
+void
+dv_async_forget_qp(struct dv_qp_async *q)
+{
+	struct dv_async *a = &dv_ctx(q->qp->context)->async;
+	struct dv_qp_async **pq;
+
+	pthread_mutex_lock(&a->lock);
+	if (q->listed) {
+		for (pq = &a->srq_qps; *pq != q; pq = &(*pq)->next)
+			;
+		qp_unlink(a, pq);
+	}
+	pthread_mutex_unlock(&a->lock);
+	async_forget(a, q->qp, &q->qp->mutex, &q->qp->cond,
+		     &q->qp->events_completed, &q->taken);
+}
+
+void
+dv_async_qp_erred(struct ibv_context *ctx)
+{
+	__atomic_store_n(&dv_ctx(ctx)->async.next_scan, 0, __ATOMIC_RELAXED);
 }
 
 /* Take the oldest event, counted on its object: 0, or -1 (none). */
 static int
-async_take(struct dv_async *a, struct ibv_async_event *ev)
+async_take(struct dv_context *ctx, struct ibv_async_event *ev)
 {
+	struct dv_async *a = &ctx->async;
 	uint64_t v;
 
 	pthread_mutex_lock(&a->lock);
 	async_scan_locked(a);
+	async_port_locked(ctx);
 	if (a->n == 0) {
 		pthread_mutex_unlock(&a->lock);
 		return -1;
@@ -288,14 +394,23 @@ async_take(struct dv_async *a, struct ibv_async_event *ev)
 	a->n--;
 	if (read(a->efd, &v, sizeof(v)) != sizeof(v))
 		DV_LOG("async event count: %s", strerror(errno));
-	if (ev->event_type == IBV_EVENT_CQ_ERR) {
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR: {
 		struct dv_cq *c = (struct dv_cq *)ev->element.cq;
 
 		__atomic_store_n(&c->async_taken, c->async_taken + 1,
 				 __ATOMIC_RELAXED);
 		__atomic_store_n(&c->err_queued, false, __ATOMIC_RELAXED);
-	} else {
+		break;
+	}
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
 		((struct dv_srq *)ev->element.srq)->async_taken++;
+		break;
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		dv_qp_async_of(ev->element.qp)->taken++;
+		break;
+	default:	/* the port's: nothing to acknowledge */
+		break;
 	}
 	pthread_mutex_unlock(&a->lock);
 	return 0;
@@ -318,7 +433,7 @@ ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 	fl = fcntl(a->efd, F_GETFL);
 	p.fd = a->efd;
 	p.events = POLLIN;
-	while (async_take(a, ev) != 0) {
+	while (async_take(dv_ctx(ctx), ev) != 0) {
 		if (fl >= 0 && (fl & O_NONBLOCK)) {
 			errno = EAGAIN;
 			return -1;
@@ -346,6 +461,12 @@ ibv_ack_async_event(struct ibv_async_event *ev)
 		mu = &ev->element.srq->mutex;
 		cv = &ev->element.srq->cond;
 		done = &ev->element.srq->events_completed;
+	} else if (ev->event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+		   ev->element.qp != NULL &&
+		   dv_ours(ev->element.qp->context)) {
+		mu = &ev->element.qp->mutex;
+		cv = &ev->element.qp->cond;
+		done = &ev->element.qp->events_completed;
 	} else {
 		NEXT(ibv_ack_async_event, "IBVERBS_1.1",
 		     void (*)(struct ibv_async_event *))(ev);

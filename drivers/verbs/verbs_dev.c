@@ -233,6 +233,19 @@ out:
 	return dv_dev;
 }
 
+bool
+dv_port_active(struct dpdat_dev *dev)
+{
+	struct dpdat_port_info pi;
+
+	/* a memif link is up once the other process attaches, which it does
+	 * only after this one started: programs that check the port before
+	 * they wait for their peer (perftest) would stop. Such a port is
+	 * active as a cabled NIC is; the physical state tells the truth. */
+	return dpdat_port_query(dpdat_dev_port(dev), &pi) == 0 &&
+	       (pi.link_up || strncmp(pi.name, "net_memif", 9) == 0);
+}
+
 static int dv_query_port(struct ibv_context *ctx, uint8_t port,
 			 struct ibv_port_attr *attr, size_t len);
 static int dv_query_device_ex(struct ibv_context *ctx,
@@ -255,6 +268,7 @@ ibv_open_device(struct ibv_device *device)
 		return NULL;
 	}
 	c->dev = dv_dev;
+	c->async.port_active = dv_port_active(c->dev);
 	errno = dv_async_init(c);
 	if (errno != 0) {
 		free(c);
@@ -372,14 +386,8 @@ dv_query_port(struct ibv_context *ctx, uint8_t port,
 	if (dpdat_port_query(dpdat_dev_port(dv_ctx(ctx)->dev), &pi) != 0)
 		return EIO;
 	memset(&a, 0, sizeof(a));
-	/* a memif link is up once the other process attaches, which it does
-	 * only after this one started: programs that check the port before
-	 * they wait for their peer (perftest) would stop. Such a port is
-	 * active as a cabled NIC is; the physical state tells the truth. */
-	if (pi.link_up || strncmp(pi.name, "net_memif", 9) == 0)
-		a.state = IBV_PORT_ACTIVE;
-	else
-		a.state = IBV_PORT_DOWN;
+	a.state = dv_port_active(dv_ctx(ctx)->dev) ? IBV_PORT_ACTIVE :
+						     IBV_PORT_DOWN;
 	a.max_mtu = IBV_MTU_4096;
 	a.active_mtu = dv_mtu(pi.mtu);
 	a.gid_tbl_len = 1;

@@ -59,6 +59,7 @@
 
 struct dv_cq;
 struct dv_srq;
+struct dv_qp_async;
 
 /* The asynchronous events of a context (verbs_async.c). */
 struct dv_async {
@@ -69,7 +70,13 @@ struct dv_async {
 	struct dv_cq *cqs;		/* every CQ: overruns */
 	struct dv_srq *armed;		/* SRQs with a limit armed */
 	uint32_t n_armed;		/* their count, read without the lock */
-	uint64_t next_scan;		/* TSC: pollers scan the SRQs after */
+	/* QPs with an SRQ whose last WQE is not told yet */
+	struct dv_qp_async *srq_qps;
+	uint32_t n_srq_qps;		/* their count, read without the lock */
+	uint64_t next_scan;		/* TSC: pollers scan SRQs, QPs after */
+	/* IBV_EVENT_PORT_ACTIVE / PORT_ERR: the port's state last told
+	 * (that of ibv_query_port at the context's opening, first) */
+	bool port_active;
 };
 
 /* An open dpdat0 (one per ibv_open_device): the dpdat device, shared by
@@ -133,6 +140,21 @@ struct dv_srq {
 	bool armed;			/* on the context's armed list */
 	uint32_t async_taken;		/* events taken by the program */
 };
+
+/* A QP's asynchronous event state, in its struct dv_qp (the context's
+ * async.lock): IBV_EVENT_QP_LAST_WQE_REACHED for a QP with an SRQ. */
+struct dv_qp_async {
+	struct ibv_qp *qp;
+	struct dpdat_qp *dqp;
+	struct dv_qp_async *next;	/* on the context's srq_qps */
+	bool listed;
+	uint32_t taken;			/* events taken by the program */
+};
+
+/* The async state of one of our QPs. */
+struct dv_qp_async *dv_qp_async_of(struct ibv_qp *qp);
+/* Whether dpdat0's port is active, as ibv_query_port says. */
+bool dv_port_active(struct dpdat_dev *dev);
 
 extern struct ibv_device dv_device;
 extern bool dv_offer;		/* DPDAT_VERBS_OFFER */
@@ -219,6 +241,14 @@ void dv_async_unlink_cq(struct dv_cq *c);
 void dv_async_forget_cq(struct dv_cq *c);
 bool dv_async_arm_srq(struct dv_srq *s, bool armed);
 void dv_async_forget_srq(struct dv_srq *s);
+/* A QP with an SRQ is listed from creation (and again from a reset; a
+ * listed one stays as it is) until its last WQE is told or its
+ * destruction begins (forget_qp: unlisted, its queued events dropped,
+ * those taken acknowledged, before its dpdat QP goes). qp_erred: the
+ * program moved one to ERR, the next poll looks. */
+void dv_async_add_qp(struct dv_qp_async *q);
+void dv_async_forget_qp(struct dv_qp_async *q);
+void dv_async_qp_erred(struct ibv_context *ctx);
 /* A poll found c drained: raise what its counters show. */
 void dv_async_cq_drained(struct dv_cq *c);
 

@@ -16,8 +16,11 @@
  *                   timeout and retry counts
  *   any   -> ERR    dpdat_qp_set_error(): outstanding work flushed
  *
- * Back to RESET only from RESET or INIT (a dpdat QP is not reused once
- * connected); SQD and SQE are not offered. Posting converts verbs' work
+ *   any   -> RESET  dpdat_qp_reset(): the same QP number, its work gone
+ *                   without completions (purged from its CQs), to be
+ *                   connected again
+ *
+ * SQD and SQE are not offered. Posting converts verbs' work
  * requests (ibv_sge is dpdat_sge's layout, so scatter lists pass as they
  * are) and posts lists in one burst. IBV_SEND_INLINE copies the data at
  * post time into a slot of the QP's own registered ring; a slot is reused
@@ -73,12 +76,19 @@ struct dv_qp {
 	bool *binl;
 	uint32_t n_b, b_max;
 	int b_err;
+	struct dv_qp_async as;		/* asynchronous events */
 };
 
 static inline struct dv_qp *
 dv_qp(struct ibv_qp *qp)
 {
 	return (struct dv_qp *)qp;
+}
+
+struct dv_qp_async *
+dv_qp_async_of(struct ibv_qp *qp)
+{
+	return &dv_qp(qp)->as;
 }
 
 static inline bool
@@ -722,6 +732,10 @@ dv_create_qp(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
 	q->qpx.qp_base.qp_type = IBV_QPT_RC;
 	pthread_mutex_init(&q->qpx.qp_base.mutex, NULL);
 	pthread_cond_init(&q->qpx.qp_base.cond, NULL);
+	q->as.qp = &q->qpx.qp_base;
+	q->as.dqp = q->dqp;
+	if (a->srq != NULL)
+		dv_async_add_qp(&q->as);
 	return &q->qpx.qp_base;
 fail:
 	dv_qp_release(q);
@@ -782,39 +796,72 @@ dv_qp_say_stats(const struct dpdat_qp *dqp)
 	       st.acks_ridden_rcvd, st.retransmits, st.timeouts);
 }
 
-int
-ibv_destroy_qp(struct ibv_qp *qp)
+/* The dpdat QP freed (destroy: q with it) or reset, with no poller on
+ * the QP's CQs meanwhile (their poll locks, in address order: no deadlock
+ * between two callers): none sees a going QP's completions or takes a
+ * live QP's out of order; verbs leaves none of the QP's in its CQs. */
+static int
+dv_qp_drop(struct dv_qp *q, bool destroy)
 {
-	struct dv_qp *q = dv_qp(qp);
-	struct ibv_cq *scq, *rcq;
+	struct ibv_cq *scq = q->qpx.qp_base.send_cq;
+	struct ibv_cq *rcq = q->qpx.qp_base.recv_cq;
+	const uint32_t qpn = q->qpx.qp_base.qp_num;
 	struct dv_cq *lo, *hi;
-	uint32_t qpn;
+	int ret = 0;
 
-	if (!dv_ours_qp(qp))
-		return NEXT(ibv_destroy_qp, "IBVERBS_1.1",
-			    int (*)(struct ibv_qp *))(qp);
-	scq = qp->send_cq;
-	rcq = qp->recv_cq;
-	qpn = qp->qp_num;
-	if (dv_qp_stats)
-		dv_qp_say_stats(q->dqp);
-	pthread_cond_destroy(&qp->cond);
-	pthread_mutex_destroy(&qp->mutex);
-	/* no poller meanwhile (in address order: no deadlock between two
-	 * destroys) */
 	lo = (struct dv_cq *)(scq < rcq ? scq : rcq);
 	hi = (struct dv_cq *)(scq < rcq ? rcq : scq);
 	rte_spinlock_lock(&lo->poll_lock);
 	if (hi != lo)
 		rte_spinlock_lock(&hi->poll_lock);
-	dv_qp_release(q);	/* flushes what is outstanding into its CQs */
-	/* verbs leaves no completion of a destroyed QP in its CQs */
+	if (destroy)
+		dv_qp_release(q);	/* flushes what is outstanding */
+	else
+		ret = -dpdat_qp_reset(q->dqp);
 	dv_cq_purge(scq, qpn);
 	if (rcq != scq)
 		dv_cq_purge(rcq, qpn);
 	if (hi != lo)
 		rte_spinlock_unlock(&hi->poll_lock);
 	rte_spinlock_unlock(&lo->poll_lock);
+	return ret;
+}
+
+int
+ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct dv_qp *q = dv_qp(qp);
+
+	if (!dv_ours_qp(qp))
+		return NEXT(ibv_destroy_qp, "IBVERBS_1.1",
+			    int (*)(struct ibv_qp *))(qp);
+	if (dv_qp_stats)
+		dv_qp_say_stats(q->dqp);
+	/* no scan reaches the dpdat QP from now on; the events the program
+	 * took are acknowledged before the mutex goes */
+	dv_async_forget_qp(&q->as);
+	pthread_cond_destroy(&qp->cond);
+	pthread_mutex_destroy(&qp->mutex);
+	dv_qp_drop(q, true);
+	return 0;
+}
+
+/* Any state -> RESET: the dpdat QP reset in place (same number), its work
+ * gone without completions, its attributes as created. */
+static int
+dv_to_reset(struct dv_qp *q)
+{
+	const struct ibv_qp_cap cap = q->attr.cap;
+	int ret = dv_qp_drop(q, false);
+
+	if (ret != 0)
+		return ret;
+	memset(&q->attr, 0, sizeof(q->attr));
+	q->attr.cap = cap;
+	q->n_b = 0;
+	q->b_err = 0;
+	if (q->qpx.qp_base.srq != NULL)
+		dv_async_add_qp(&q->as);	/* a last WQE to tell again */
 	return 0;
 }
 
@@ -971,7 +1018,7 @@ dv_state(struct dv_qp *q)
 int
 ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 {
-	static int said_state, said_reset;
+	static int said_state;
 	struct dv_qp *q = dv_qp(qp);
 	const unsigned int mask = (unsigned int)attr_mask;
 	enum ibv_qp_state cur, next;
@@ -1003,12 +1050,8 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 	}
 	switch (next) {
 	case IBV_QPS_RESET:
-		if (cur != IBV_QPS_RESET && cur != IBV_QPS_INIT) {
-			dv_unsupported("ibv_modify_qp to RESET from RTR, RTS or ERR "
-				       "(destroy the QP and make another)",
-				       &said_reset, EOPNOTSUPP);
-			ret = EOPNOTSUPP;
-		}
+		if (cur != IBV_QPS_RESET)
+			ret = dv_to_reset(q);
 		break;
 	case IBV_QPS_RTR:
 		if (cur == IBV_QPS_INIT)
@@ -1020,6 +1063,8 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 		break;
 	case IBV_QPS_ERR:
 		ret = -dpdat_qp_set_error(q->dqp);
+		if (ret == 0 && qp->srq != NULL)
+			dv_async_qp_erred(qp->context);	/* last WQE */
 		break;
 	default:
 		break;

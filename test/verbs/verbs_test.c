@@ -9,6 +9,11 @@
  * machine up to the peer), and every error a program can provoke with
  * them, checked. The data path is the pair tests' (pair.sh).
  *   verbs_test        (under dpdat-run; exits 0 when every check holds)
+ *   verbs_test --port-events
+ *                     (on a net_ring port, --dev net_ring0: its link set
+ *                     down and up again through DPDK in this process, as
+ *                     a cable pulled and plugged: IBV_EVENT_PORT_ERR, then
+ *                     IBV_EVENT_PORT_ACTIVE, and ibv_query_port agreeing)
  */
 
 #include <errno.h>
@@ -23,6 +28,7 @@
 #include <infiniband/verbs.h>
 #include <pthread.h>
 #include <rdma/rdma_cma.h>
+#include <rte_ethdev.h>
 
 static int failures;
 static int late_returned;
@@ -169,6 +175,7 @@ objects(struct ibv_context *ctx)
 	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND }, *bad_swr;
 	struct ibv_recv_wr rwr = { .wr_id = 1 }, *bad_rwr;
 	struct ibv_wc wc;
+	uint32_t qpn;
 	struct ibv_pd *pd;
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
@@ -266,9 +273,22 @@ objects(struct ibv_context *ctx)
 	CHECK(wc.wr_id == 1 && wc.status == IBV_WC_WR_FLUSH_ERR &&
 	      wc.qp_num == qp->qp_num, "flushed receive: %lu %s",
 	      (unsigned long)wc.wr_id, ibv_wc_status_str(wc.status));
+	/* back to RESET: the same number, its completions gone from the
+	 * CQ (a receive posted in ERR flushes), ready for INIT again */
+	rwr.wr_id = 2;
+	CHECK(ibv_post_recv(qp, &rwr, &bad_rwr) == 0, "post_recv in ERR");
+	qpn = qp->qp_num;
 	qa.qp_state = IBV_QPS_RESET;
-	CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == EOPNOTSUPP,
-	      "ERR -> RESET: not EOPNOTSUPP");
+	CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == 0 &&
+	      qp->state == IBV_QPS_RESET && qp->qp_num == qpn, "ERR -> RESET");
+	CHECK(ibv_query_qp(qp, &qa, IBV_QP_STATE, &got) == 0 &&
+	      qa.qp_state == IBV_QPS_RESET, "query after RESET: %d",
+	      qa.qp_state);
+	usleep(10000);
+	CHECK(ibv_poll_cq(ecq, 1, &wc) == 0, "a completion after RESET: %lu",
+	      (unsigned long)wc.wr_id);
+	CHECK(to_init(qp) == 0 && qp->state == IBV_QPS_INIT,
+	      "RESET -> INIT after a reset");
 	CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp");
 	CHECK(ibv_destroy_cq(cq) == 0 && ibv_destroy_cq(ecq) == 0,
 	      "destroy_cq");
@@ -310,6 +330,63 @@ async_srq_limit(struct ibv_context *ctx, struct ibv_srq *s)
 	      "blocking: SRQ limit event");
 	alarm(0);
 	ibv_ack_async_event(&ev);
+}
+
+/* The next asynchronous event within 10 s, blocking (an alarm ends the
+ * program if none comes); 0 or -1. */
+static int
+next_async(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	int ret;
+
+	alarm(10);
+	ret = ibv_get_async_event(ctx, ev);
+	alarm(0);
+	return ret;
+}
+
+/* IBV_EVENT_QP_LAST_WQE_REACHED: once for a QP on an SRQ that goes to
+ * ERR; raised by a drained poll too (async_fd readable, as programs that
+ * watch the fd and poll their CQs expect); a QP destroyed with its event
+ * not taken takes the event with it. */
+static void
+async_last_wqe(struct ibv_context *ctx, struct ibv_pd *pd,
+	       struct ibv_qp_init_attr *ia)
+{
+	struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_async_event ev = { 0 };
+	struct ibv_qp *q1 = ibv_create_qp(pd, ia), *q2 = ibv_create_qp(pd, ia);
+	int fl = fcntl(ctx->async_fd, F_GETFL), n = 0;
+	struct ibv_wc wc;
+
+	CHECK(q1 != NULL && q2 != NULL, "QPs on the SRQ: %s", strerror(errno));
+	if (q1 == NULL || q2 == NULL)
+		exit(1);
+	CHECK(to_init(q1) == 0 && ibv_modify_qp(q1, &qa, IBV_QP_STATE) == 0,
+	      "QP on an SRQ to ERR");
+	CHECK(next_async(ctx, &ev) == 0 &&
+	      ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+	      ev.element.qp == q1, "last WQE reached: %s",
+	      ibv_event_type_str(ev.event_type));
+	ibv_ack_async_event(&ev);
+	fcntl(ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
+	CHECK(ibv_get_async_event(ctx, &ev) == -1 && errno == EAGAIN,
+	      "a second last WQE event");
+	/* the program only polls its CQ: the poll raises it */
+	CHECK(ibv_modify_qp(q2, &qa, IBV_QP_STATE) == 0, "RESET -> ERR");
+	for (int i = 0; i < 100 && n == 0; i++) {
+		CHECK(ibv_poll_cq(ia->recv_cq, 1, &wc) == 0, "a completion");
+		n = poll(&p, 1, 0);
+		if (n == 0)
+			usleep(2000);
+	}
+	CHECK(n == 1, "async_fd not readable after polls");
+	CHECK(ibv_destroy_qp(q2) == 0, "destroy_qp with its event queued");
+	CHECK(poll(&p, 1, 0) == 0 && ibv_get_async_event(ctx, &ev) == -1 &&
+	      errno == EAGAIN, "a destroyed QP's event stayed");
+	fcntl(ctx->async_fd, F_SETFL, fl);
+	CHECK(ibv_destroy_qp(q1) == 0, "destroy_qp");
 }
 
 static void *
@@ -393,13 +470,45 @@ srq(struct ibv_context *ctx)
 	CHECK(ibv_post_recv(qp, &rwr, &bad) == EINVAL,
 	      "post_recv to a QP on an SRQ");
 	CHECK(ibv_destroy_srq(s) == EBUSY, "destroy_srq under a QP");
+	async_last_wqe(ctx, pd, &ia);
 	CHECK(ibv_destroy_qp(qp) == 0 && ibv_destroy_srq(s) == 0,
 	      "destroy_qp, destroy_srq");
 	CHECK(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0, "teardown");
 }
 
+/* The port's link down, then up: an event for each, the port's state as
+ * told. */
+static void
+port_events(struct ibv_context *ctx)
+{
+	struct ibv_async_event ev = { 0 };
+	struct ibv_port_attr pa;
+	uint16_t pid;
+
+	CHECK(ibv_query_port(ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE,
+	      "port not active at first");
+	CHECK(rte_eth_dev_get_port_by_name("net_ring0", &pid) == 0,
+	      "no net_ring0 (run with --dev net_ring0)");
+	if (failures != 0)
+		return;
+	CHECK(rte_eth_dev_set_link_down(pid) == 0, "set_link_down");
+	CHECK(next_async(ctx, &ev) == 0 &&
+	      ev.event_type == IBV_EVENT_PORT_ERR && ev.element.port_num == 1,
+	      "link down: %s", ibv_event_type_str(ev.event_type));
+	ibv_ack_async_event(&ev);
+	CHECK(ibv_query_port(ctx, 1, &pa) == 0 && pa.state == IBV_PORT_DOWN,
+	      "port state %d with the link down", pa.state);
+	CHECK(rte_eth_dev_set_link_up(pid) == 0, "set_link_up");
+	CHECK(next_async(ctx, &ev) == 0 &&
+	      ev.event_type == IBV_EVENT_PORT_ACTIVE,
+	      "link up: %s", ibv_event_type_str(ev.event_type));
+	ibv_ack_async_event(&ev);
+	CHECK(ibv_query_port(ctx, 1, &pa) == 0 && pa.state == IBV_PORT_ACTIVE,
+	      "port state %d with the link up", pa.state);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct ibv_context *ctx = open_dpdat0();
 
@@ -407,6 +516,13 @@ main(void)
 		fprintf(stderr, "FAIL: dpdat0 did not open: %s\n",
 			strerror(errno));
 		return 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "--port-events") == 0) {
+		port_events(ctx);
+		CHECK(ibv_close_device(ctx) == 0, "close_device");
+		printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS",
+		       failures);
+		return failures != 0;
 	}
 	queries(ctx);
 	memory(ctx);
