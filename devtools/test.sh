@@ -94,11 +94,12 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite fabric --no-suite mpi --no-suite netns
 # Debian's verbs and rdma_cm programs through dpdat-run, the sanitized
 # libdpdat-verbs and libdpdat-rdmacm preloaded after the runtimes (as the
-# DAT programs), over memif (the namespace variants run in build/ above;
-# meson test -C build-asan --suite verbs runs them all sanitized)
+# DAT programs), over memif (the namespace variants and the every-size
+# run, suite long, run in build/ above; meson test -C build-asan --suite
+# verbs runs them all sanitized)
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	run_suites build-asan --suite verbs --no-suite netns
+	run_suites build-asan --suite verbs --no-suite netns --no-suite long
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan netns-afxdp-dat-trans-mix \
