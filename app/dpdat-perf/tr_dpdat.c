@@ -460,7 +460,7 @@ port_counters(void)
 	struct dpdat_qp_stats qs;
 	uint64_t rexmit = 0, tmo = 0, naks = 0, probes = 0, ign = 0, resent = 0;
 	uint64_t srtt = 0, sresent = 0, held = 0, ridden = 0, ridden_rx = 0;
-	uint64_t ce = 0, cnp_tx = 0, cnp_rx = 0;
+	uint64_t ce = 0, cnp_tx = 0, cnp_rx = 0, cuts = 0, rate = 0;
 
 	/* every queue's counts; the device's own are the device's */
 	for (uint32_t e = 0; e < neng; e++) {
@@ -495,6 +495,8 @@ port_counters(void)
 			ce += qs.ecn_ce_rcvd;
 			cnp_tx += qs.cnp_sent;
 			cnp_rx += qs.cnp_rcvd;
+			cuts += qs.cc_cuts;
+			rate += qs.cc_rate_mbps;
 		}
 	fprintf(stderr, "dpdat-perf: %s port: rx %" PRIu64 " tx %" PRIu64
 		" roce %" PRIu64 "; dropped: not ours %" PRIu64 " malformed %"
@@ -505,14 +507,15 @@ port_counters(void)
 		PRIu64 " packets resent %" PRIu64 " (%" PRIu64 " on SACKs) "
 		"held %" PRIu64 " srtt %.1f us ACKs riding on requests %"
 		PRIu64 " sent %" PRIu64 " received; ECN: CE received %" PRIu64
-		" CNPs sent %" PRIu64 " received %" PRIu64 "; handed between "
+		" CNPs sent %" PRIu64 " received %" PRIu64 "; DCQCN: cuts %"
+		PRIu64 " rate %" PRIu64 " Mb/s (0: line); handed between "
 		"engines %" PRIu64 "\n",
 		perf_opt.server ? "server" : "client",
 		ps.rx_pkts, ps.tx_pkts, ps.rx_roce, ps.drop_not_ours,
 		ps.drop_malformed, ps.drop_bad_hdr, ps.drop_icrc,
 		ps.drop_tx_full, ps.dev_imissed, ps.dev_ierrors, ps.dev_oerrors,
 		rexmit, tmo, naks, ign, probes, resent, sresent, held,
-		srtt / 1e3, ridden, ridden_rx, ce, cnp_tx, cnp_rx,
+		srtt / 1e3, ridden, ridden_rx, ce, cnp_tx, cnp_rx, cuts, rate,
 		ps.rx_steered);
 }
 

@@ -409,6 +409,10 @@ struct dpdat_qp_stats {
 	 *  arrived marked CE; CNPs sent for them (at most one in 50 us);
 	 *  CNPs received from the peer. */
 	uint64_t ecn_ce_rcvd, cnp_sent, cnp_rcvd;
+	/** DCQCN (DPDAT_DCQCN): the rate the QP is paced to since CNPs
+	 *  came, in Mb/s (0: not limited, the line rate), and the cuts
+	 *  CNPs made. */
+	uint64_t cc_rate_mbps, cc_cuts;
 };
 
 /**

@@ -20,6 +20,9 @@
 #include <rte_ring.h>
 #include <rte_udp.h>
 
+#include <dpdat/dpdat_env.h>
+#include <dpdat/dpdat_port.h>
+
 #include "port_priv.h"
 #include "rc_priv.h"
 
@@ -216,11 +219,14 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 		dev->port->st.drop_no_qp++;	/* QP1 arrives with the CM */
 		break;
 	case ROCE_OP_CNP:
-		/* counted; the sender's reaction (DCQCN) is not there yet */
-		if (rx->paylen == ROCE_CNP_LEN)
-			qp->st.cnp_rcvd++;
-		else
+		/* the sender's reaction: DCQCN cuts the QP's rate */
+		if (rx->paylen != ROCE_CNP_LEN) {
 			dev->port->st.drop_bad_hdr++;
+			break;
+		}
+		qp->st.cnp_rcvd++;
+		if (!dev->dcqcn.off)
+			dcqcn_cnp(&qp->cc, &dev->dcqcn, rte_get_tsc_cycles());
 		break;
 	default:
 		rc_responder(qp, m, bth, rx->off, rx->paylen);
@@ -416,6 +422,21 @@ rc_ack_hold_tsc(const struct dpdat_dev_conf *conf, uint64_t tsc_hz)
 	return tsc_hz / 1000 * ns / 1000000;
 }
 
+/* DPDAT_DCQCN over the defaults, at the port's line rate. */
+static int
+rc_dcqcn_init(struct dpdat_dev *dev)
+{
+	struct dpdat_port_info pi = { 0 };
+	struct dcqcn_conf c;
+
+	dcqcn_conf_default(&c);
+	if (dcqcn_conf_parse(&c, dpdat_env_str("DPDAT_DCQCN")) != 0)
+		return -EINVAL;
+	dpdat_port_query(dev->port, &pi);
+	dcqcn_dev_init(&dev->dcqcn, &c, dev->tsc_hz, pi.link_speed);
+	return 0;
+}
+
 int
 rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 {
@@ -445,6 +466,11 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	dev->tsc_hz = rte_get_tsc_hz();
 	dev->ack_hold_tsc = rc_ack_hold_tsc(conf, dev->tsc_hz);
 	dev->cnp_gap_tsc = dev->tsc_hz * RC_CNP_GAP_US / 1000000;
+	ret = rc_dcqcn_init(dev);
+	if (ret != 0) {
+		rc_dev_fini(dev);
+		return ret;
+	}
 	dev->go_back_n = conf->go_back_n;
 	/* selective repeat holds received mbufs: at most a quarter of the
 	 * pool, the rest keeps receiving */

@@ -334,6 +334,8 @@ dpdat_qp_stats(const struct dpdat_qp *qp, struct dpdat_qp_stats *st)
 	if (st == NULL)
 		return -EINVAL;
 	*st = qp->st;	/* counters: a slightly torn snapshot is fine */
+	st->cc_rate_mbps = qp->cc.rc / 1000000;
+	st->cc_cuts = qp->cc.cuts;
 	if (qp->dev->tsc_hz != 0) {
 		st->srtt_ns = (uint64_t)((double)qp->rtt.srtt * 1e9 /
 					 qp->dev->tsc_hz);

@@ -24,6 +24,7 @@
 
 #include <dpdat/dpdat_qp.h>
 
+#include "dcqcn.h"
 #include "evq.h"
 #include "roce.h"
 #include "rtt.h"
@@ -53,6 +54,9 @@ extern int dpdat_rc_logtype;
 /* At most one CNP a QP in this long (the N of the DCQCN paper's
  * notification point) */
 #define RC_CNP_GAP_US	50
+/* A frame's bytes beyond its payload, as DCQCN paces them: Ethernet,
+ * IPv4, UDP, BTH and ICRC */
+#define RC_FRAME_OVERHEAD	58
 /* How long an ACK that may ride on a request waits for one, by default
  * with an engine thread (dpdat_dev_conf.ack_hold_ns 0), on a QP whose
  * consumer answers requests (a ping-pong's answer comes well within it);
@@ -370,6 +374,7 @@ struct dpdat_qp {
 	bool pingpong;
 	uint64_t ack_tsc;
 	uint64_t cnp_tsc;	/* the last CNP sent (RC_CNP_GAP_US apart) */
+	struct dcqcn cc;	/* the sender's rate, once CNPs came */
 	/* responder resources: READs being answered, oldest first */
 	struct rc_read_res res[RC_MAX_RD];
 	uint32_t res_head, nres;
@@ -440,6 +445,7 @@ struct dpdat_dev {
 	struct dpdat_qp *ack_list;
 	uint64_t ack_hold_tsc;		/* ACK hold in TSC cycles; 0: none */
 	uint64_t cnp_gap_tsc;		/* RC_CNP_GAP_US in TSC cycles */
+	struct dcqcn_dev dcqcn;		/* DPDAT_DCQCN, in its units */
 	struct rte_mbuf *tx[RC_TX_BURST];
 	uint16_t n_tx;
 	uint64_t last_timer;

@@ -202,6 +202,9 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		rtt_time(qp, psn, now);
 	}
 	qp->st.tx_bytes += n;
+	if (unlikely(qp->cc.rc != 0))	/* paced since a CNP (DCQCN) */
+		dcqcn_sent(&qp->cc, &qp->dev->dcqcn, n + RC_FRAME_OVERHEAD,
+			   now);
 	if (roce_psn_diff(psn, qp->max_sent) < 0)
 		qp->st.tx_resent++;
 	if (qp->sr != NULL)
@@ -414,7 +417,8 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 	while (budget != 0 && qp->sq_send != qp->sq_tail &&
 	       qp->state == DPDAT_QPS_RTS) {
 		if (roce_psn_diff(qp->psn, qp->una) >= (int32_t)qp->wnd ||
-		    !rc_tx_room(qp->dev))
+		    !rc_tx_room(qp->dev) ||
+		    unlikely(!dcqcn_may_send(&qp->cc, now)))
 			break;
 		w = swqe(qp, qp->sq_send);
 		if (qp->sq_send == qp->sq_started) {

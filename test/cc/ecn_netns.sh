@@ -9,7 +9,8 @@
 # DPDAT_FAULT's tx:ce (this machine's kernel has tbf but none of the
 # marking qdiscs). The server (A) must count frames marked CE and answer
 # them with CNPs, fewer than the marks (at most one a QP in 50 us); the
-# client (B) must receive CNPs, and the stream complete.
+# client (B) must receive CNPs and cut its rate (DCQCN), at most once a
+# CNP, and the stream complete.
 #   ecn_netns.sh <dpdat-perf> <af_xdp|af_packet>
 set -u
 here=$(dirname "$0")
@@ -34,11 +35,11 @@ crc=$?
 wait "$spid"; src=$?
 [ $crc -eq 0 ] && [ $src -eq 0 ] || fail "dpdat-perf: server $src, client $crc"
 # "ECN: CE received N CNPs sent N received N;"
-ecn() { sed -n 's/.*ECN: CE received \([0-9]*\) CNPs sent \([0-9]*\) received \([0-9]*\);.*/\1 \2 \3/p' "$1"; }
-read -r sce scnp_tx _ < <(ecn "$dir/server.log")
-read -r _ _ ccnp_rx < <(ecn "$dir/client.log")
+ecn() { sed -n 's/.*ECN: CE received \([0-9]*\) CNPs sent \([0-9]*\) received \([0-9]*\); DCQCN: cuts \([0-9]*\) rate \([0-9]*\) .*/\1 \2 \3 \4 \5/p' "$1"; }
+read -r sce scnp_tx _ _ _ < <(ecn "$dir/server.log")
+read -r _ _ ccnp_rx ccuts crate < <(ecn "$dir/client.log")
 grep -h "^ *65536 " "$dir/client.log"
-echo "ecn: $kind: server: CE received ${sce:-?}, CNPs sent ${scnp_tx:-?}; client: CNPs received ${ccnp_rx:-?}"
+echo "ecn: $kind: server: CE received ${sce:-?}, CNPs sent ${scnp_tx:-?}; client: CNPs received ${ccnp_rx:-?}, DCQCN cuts ${ccuts:-?}, rate at the end ${crate:-?} Mb/s"
 [ -n "${sce:-}" ] && [ -n "${ccnp_rx:-}" ] || fail "no ECN counters in dpdat-perf's output"
 [ "$sce" -gt 0 ] || fail "the server saw no frame marked CE"
 [ "$scnp_tx" -gt 0 ] || fail "the server sent no CNP"
@@ -46,4 +47,7 @@ echo "ecn: $kind: server: CE received ${sce:-?}, CNPs sent ${scnp_tx:-?}; client
 [ "$scnp_tx" -le 60000 ] || fail "$scnp_tx CNPs in 3 s: more than one in 50 us"
 [ "$ccnp_rx" -gt 0 ] || fail "the client received no CNP"
 [ "$ccnp_rx" -le "$scnp_tx" ] || fail "the client received more CNPs than were sent"
+# the sender reacts (DCQCN): its rate was cut, at most once a CNP
+[ "$ccuts" -gt 0 ] || fail "the client's rate was never cut"
+[ "$ccuts" -le "$ccnp_rx" ] || fail "more cuts than CNPs"
 echo "PASS: CE marks answered by CNPs between namespaces over $kind"

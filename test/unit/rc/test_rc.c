@@ -244,6 +244,7 @@ extern CU_TestInfo rc_engine_tests[];
 extern CU_TestInfo rc_loss_tests[];
 extern CU_TestInfo rc_post_tests[];
 extern CU_TestInfo rc_atomic_tests[];
+extern CU_TestInfo rc_dcqcn_tests[];
 int atomic_suite_init(void);
 int atomic_suite_clean(void);
 int engine_suite_init(void);
@@ -259,6 +260,8 @@ static CU_SuiteInfo suites[] = {
 	/* the same rig */
 	{ "rc_atomic", atomic_suite_init, atomic_suite_clean, NULL, NULL,
 	  rc_atomic_tests },
+	/* the same rig, its last user */
+	{ "rc_dcqcn", NULL, NULL, NULL, NULL, rc_dcqcn_tests },
 	CU_SUITE_INFO_NULL,
 };
 
