@@ -42,7 +42,8 @@
 
 /* Long options without a short one (past any character). */
 enum {
-	OPT_DEV = 256, OPT_IP, OPT_JSON_FILE, OPT_ENGINES, OPT_WARMUP,
+	OPT_DEV = 256, OPT_IP, OPT_JSON_FILE, OPT_ENGINES, OPT_CLIENTS,
+	OPT_WARMUP,
 	OPT_ACK_HOLD,
 };
 
@@ -244,6 +245,11 @@ usage(void)
 	       "      --engines N       dpdat, memif: N engines, one port queue\n"
 	       "                        each, QP i on engine i mod N; give\n"
 	       "                        both sides the same N (1)\n"
+	       "      --clients N       dpdat server of write_bw or read_bw:\n"
+	       "                        serve N clients at once (each its own\n"
+	       "                        -q QPs and address); prints each\n"
+	       "                        one's goodput and Jain's fairness\n"
+	       "                        index (1)\n"
 	       "      --help-env        the DPDAT_* environment settings\n"
 	       "perftest's flags, taken so that its command lines run:\n"
 	       "  -d, --ib-dev NAME     a DPDK device (net_..., a PCI address):\n"
@@ -378,6 +384,9 @@ option(int c, const char *arg)
 	case OPT_DEV: o->dev = arg; break;
 	case OPT_IP: o->ip = arg; break;
 	case OPT_ENGINES: o->engines = number(arg, "--engines", 1, 16); break;
+	case OPT_CLIENTS: o->clients = number(arg, "--clients", 1,
+					      PERF_MAX_CLIENTS);
+		break;
 	case OPT_ACK_HOLD: o->ack_hold_ns = number(arg, "--ack-hold", 0,
 						   1000000);
 		if (o->ack_hold_ns == 0)
@@ -482,6 +491,7 @@ parse(int argc, char **argv)
 		{ "ip", 1, NULL, OPT_IP }, { "port_mtu", 1, NULL, 'M' },
 		{ "cpu", 1, NULL, 'C' }, { "go-back-n", 0, NULL, 'G' },
 		{ "engines", 1, NULL, OPT_ENGINES },
+		{ "clients", 1, NULL, OPT_CLIENTS },
 		{ "warmup", 1, NULL, OPT_WARMUP },
 		{ "ack-hold", 1, NULL, OPT_ACK_HOLD },
 		{ "help", 0, NULL, 'h' }, { "help-env", 0, NULL, 'E' },
@@ -513,6 +523,10 @@ parse(int argc, char **argv)
 	o->peer = optind < argc ? argv[optind] : NULL;
 	o->server = o->peer == NULL;
 	lat = perf_is_lat(o->test);
+	if (o->clients > 1 && (!o->server || tr != &perf_dpdat || o->bidir ||
+			       (o->test != W_BW && o->test != R_BW)))
+		bad_arg("--clients: for a dpdat server of write_bw or read_bw, "
+			"one way");
 	if (lat && o->qps > 1)
 		bad_arg("-q %u: latency tests run on one QP, as perftest", o->qps);
 	if (lat && o->secs)

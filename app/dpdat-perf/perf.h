@@ -15,6 +15,7 @@
 
 #define PERF_MAX_SIZE	(8u << 20)	/* -a goes up to 2^23, as perftest */
 #define PERF_MAX_QPS	1024	/* the dpdat transport's; verbs: 16 */
+#define PERF_MAX_CLIENTS 64	/* --clients */
 #define PERF_MAX_DEPTH	256
 #define PERF_WAIT_CLIENT_MS 300000	/* how long a server waits for a client */
 /* Latency tests: untimed round trips before the timed ones (--warmup,
@@ -73,6 +74,8 @@ struct perf_opts {
 				 * not given: PERF_ACK_HOLD_NS in the latency
 				 * tests, else the library's default) */
 	uint32_t engines;	/* --engines, 0: one */
+	uint32_t clients;	/* --clients, server: clients served at once
+				 * (0: one) */
 	int bidir;		/* -b */
 	/* bw: WRs a post call (-l), one WR in cq_mod signalled (--cq-mod,
 	 * perftest's default once parsed) */

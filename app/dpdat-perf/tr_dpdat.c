@@ -44,6 +44,13 @@ static struct dpdat_qp *qps[PERF_MAX_QPS];
 static struct dpdat_cm_conn *conns[PERF_MAX_QPS];
 static uint32_t qp_eng[PERF_MAX_QPS];	/* the engine of each QP */
 static uint32_t nqp, gone;	/* QPs connected, then disconnected */
+/* --clients: the server's clients (by address) and each QP's, with the
+ * time each QP came up and went and the payload bytes it received */
+static uint32_t nclients, client_ip[PERF_MAX_CLIENTS];
+static uint32_t client_qps[PERF_MAX_CLIENTS];
+static uint8_t qp_client[PERF_MAX_QPS];
+static uint64_t qp_up_ns[PERF_MAX_QPS], qp_end_ns[PERF_MAX_QPS];
+static uint64_t qp_rx[PERF_MAX_QPS];
 static uint8_t *buf;
 static struct dpdat_lmr *lmr;
 static uint32_t key, peer_rkey;
@@ -214,40 +221,93 @@ eq_wait_any(struct dpdat_cm_event *ev, uint32_t *e, unsigned int ms)
 	return 0;
 }
 
+/* The QP of a connection, or nqp. */
+static uint32_t
+qp_of(const struct dpdat_cm_conn *c)
+{
+	uint32_t q;
+
+	for (q = 0; q < nqp && conns[q] != c; q++)
+		;
+	return q;
+}
+
+/* The client at ip (network order), a new one while there is room. */
+static uint32_t
+client_of(uint32_t ip, uint32_t clients)
+{
+	char a[INET_ADDRSTRLEN];
+	uint32_t k;
+
+	for (k = 0; k < nclients && client_ip[k] != ip; k++)
+		;
+	if (k == nclients) {
+		if (nclients == clients)
+			perf_die("a client from %s: %u already served (give "
+				 "--clients, each client its own address)",
+				 inet_ntop(AF_INET, &ip, a, sizeof(a)), clients);
+		client_ip[nclients++] = ip;
+	}
+	return k;
+}
+
+/* Server: accept -q connections of each of --clients clients (the first
+ * REQ of all says the test and how many; the others must agree). */
 static void
 accept_all(struct perf_params *pr, const struct perf_params *mine)
 {
+	const uint32_t clients = RTE_MAX(perf_opt.clients, 1u);
 	struct dpdat_cm_event ev;
-	uint32_t up = 0, e;
+	struct perf_params theirs;
+	uint32_t up = 0, e, want = 1, c, q;
 
 	for (e = 0; e < neng; e++)
 		if ((lsns[e] = dpdat_cm_listen(devs[e], perf_opt.service,
 					       eqs[e])) == NULL)
 			perf_die("listen on %u: %s", perf_opt.service,
 				 rte_strerror(rte_errno));
-	while (nqp == 0 || up < pr->qps) {
+	while (nqp == 0 || up < want) {
 		if (!eq_wait_any(&ev, &e, nqp ? 10000 : PERF_WAIT_CLIENT_MS))
 			perf_die("no client connected (%u of %u QPs up)", up,
-				 nqp ? pr->qps : 1);
+				 want);
 		if (ev.type == DPDAT_CM_ESTABLISHED) {
+			q = qp_of(ev.conn);
+			if (q < nqp)
+				qp_up_ns[q] = perf_now_ns();
 			up++;
 			continue;
 		}
 		if (ev.type != DPDAT_CM_CONNECT_REQUEST)
 			perf_die("connection: CM event %d", ev.type);
-		if (nqp == 0 && ev.private_data_len < sizeof(*pr))
+		if (ev.private_data_len < sizeof(*pr))
 			perf_die("a request without test parameters");
-		if (nqp == 0)
-			memcpy(pr, ev.private_data, sizeof(*pr));
+		memcpy(&theirs, ev.private_data, sizeof(theirs));
+		if (nqp == 0) {
+			*pr = theirs;
+			want = clients * pr->qps;
+			if (want > PERF_MAX_QPS)
+				perf_die("--clients %u x -q %u: more than %u "
+					 "QPs", clients, pr->qps, PERF_MAX_QPS);
+		} else if (theirs.test != pr->test || theirs.qps != pr->qps ||
+			   theirs.size != pr->size) {
+			perf_die("the clients run different tests: give each "
+				 "the same test, -s and -q");
+		}
 		if (RTE_MAX(pr->engines, 1u) != neng)
 			perf_die("the client runs %u engine(s), this server %u: "
 				 "give both the same --engines",
 				 RTE_MAX(pr->engines, 1u), neng);
-		if (perf_params_check(pr) != 0 || nqp == pr->qps)
+		if (perf_params_check(pr) != 0 || nqp == want)
 			perf_die("bad parameters from the client");
+		c = client_of(ev.peer_ipv4, clients);
+		if (client_qps[c] == pr->qps)
+			perf_die("a client asked for more than -q %u QPs",
+				 pr->qps);
+		client_qps[c]++;
 		/* the REQ came in on the queue of the client's engine */
 		qps[nqp] = new_qp(pr, e);
 		qp_eng[nqp] = e;
+		qp_client[nqp] = (uint8_t)c;
 		conns[nqp] = ev.conn;
 		if (dpdat_cm_accept(ev.conn, qps[nqp], mine, sizeof(*mine),
 				    eqs[e]) != 0)
@@ -391,11 +451,21 @@ progress(void)
 static void
 count_end(const struct dpdat_cm_event *ev)
 {
-	if (ev->type == DPDAT_CM_DISCONNECTED || ev->type == DPDAT_CM_BROKEN)
-		gone++;
+	struct dpdat_qp_stats st;
+	uint32_t q;
+
+	if (ev->type != DPDAT_CM_DISCONNECTED && ev->type != DPDAT_CM_BROKEN)
+		return;
+	gone++;
+	q = qp_of(ev->conn);
+	if (q < nqp && dpdat_qp_stats(qps[q], &st) == 0) {
+		qp_end_ns[q] = perf_now_ns();
+		qp_rx[q] = st.rx_bytes;
+	}
 }
 
-/* Nonzero once the peer began to leave. */
+/* Nonzero once the peer began to leave (with --clients, every QP of
+ * every client). */
 static int
 peer_gone(void)
 {
@@ -404,7 +474,45 @@ peer_gone(void)
 	for (uint32_t e = 0; e < neng; e++)
 		if (dpdat_cm_eq_poll(eqs[e], &ev) == 1)
 			count_end(&ev);
-	return gone > 0;
+	return perf_opt.clients > 1 ? gone >= nqp : gone > 0;
+}
+
+/* --clients: each client's goodput (payload bytes its QPs received over
+ * the time from its first QP up to its last gone) and Jain's fairness
+ * index of them, (sum x)^2 / (n sum x^2): 1 when all got the same, 1/n
+ * when one got everything. */
+static void
+clients_report(void)
+{
+	double x[PERF_MAX_CLIENTS] = { 0 }, sum = 0, sq = 0;
+	uint64_t t0[PERF_MAX_CLIENTS], t1[PERF_MAX_CLIENTS] = { 0 };
+	uint64_t bytes[PERF_MAX_CLIENTS] = { 0 };
+	char a[INET_ADDRSTRLEN];
+
+	for (uint32_t c = 0; c < nclients; c++)
+		t0[c] = UINT64_MAX;
+	for (uint32_t q = 0; q < nqp; q++) {
+		const uint32_t c = qp_client[q];
+
+		bytes[c] += qp_rx[q];
+		t0[c] = RTE_MIN(t0[c], qp_up_ns[q]);
+		t1[c] = RTE_MAX(t1[c], qp_end_ns[q]);
+	}
+	for (uint32_t c = 0; c < nclients; c++) {
+		if (t1[c] > t0[c])
+			x[c] = (double)bytes[c] / ((double)(t1[c] - t0[c]) /
+						   1e9) / (1 << 20);
+		sum += x[c];
+		sq += x[c] * x[c];
+		printf("dpdat-perf: client %s: %.2f MiB/s goodput (%" PRIu64
+		       " bytes in %.3f s, %u QPs)\n",
+		       inet_ntop(AF_INET, &client_ip[c], a, sizeof(a)), x[c],
+		       bytes[c], (double)(t1[c] - t0[c]) / 1e9,
+		       client_qps[c]);
+	}
+	printf("dpdat-perf: %u clients: %.2f MiB/s in all, Jain's fairness "
+	       "index %.3f\n", nclients, sum,
+	       sq > 0 ? sum * sum / (nclients * sq) : 0.0);
 }
 
 static struct perf_rdma prims = {
@@ -564,6 +672,8 @@ finish(void)
 	for (t0 = rte_get_timer_cycles();
 	     rte_get_timer_cycles() - t0 < rte_get_timer_hz() / 5; )
 		run_engines(-1);
+	if (perf_opt.server && perf_opt.clients > 1)
+		clients_report();
 	port_counters();
 	perf_dpdat_teardown();
 }

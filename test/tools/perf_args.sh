@@ -56,6 +56,11 @@ bad '-b: bidirectional is for the bandwidth tests' read_lat --bidirectional
 bad 'transport=raw: write_bw and write_lat only' read_bw --transport=raw 127.0.0.1
 bad 'transport=raw has 1 QP at most' write_bw --transport=raw -q 2 127.0.0.1
 bad 'latency tests run on one QP' write_lat -q 2 127.0.0.1
+bad '--clients: for a dpdat server of write_bw or read_bw' send_bw --clients 2
+bad '--clients: for a dpdat server of write_bw or read_bw' write_bw --clients 2 127.0.0.1
+bad '--clients: for a dpdat server of write_bw or read_bw' write_lat --clients 2
+bad '--clients: for a dpdat server of write_bw or read_bw' write_bw --clients 2 --transport=udp
+bad '--clients: .65. is not a number' write_bw --clients 65
 bad '-q 2: --transport=udp has 1 QP at most' send_bw --transport=udp -q 2
 bad '-t: .0. is not a number' read_bw -t 0
 bad '-m: PMTU 1000 is not' write_bw -m 1000
