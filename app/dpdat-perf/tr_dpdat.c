@@ -221,6 +221,8 @@ eq_wait_any(struct dpdat_cm_event *ev, uint32_t *e, unsigned int ms)
 	return 0;
 }
 
+static void count_end(const struct dpdat_cm_event *ev);
+
 /* The QP of a connection, or nqp. */
 static uint32_t
 qp_of(const struct dpdat_cm_conn *c)
@@ -267,9 +269,17 @@ accept_all(struct perf_params *pr, const struct perf_params *mine)
 			perf_die("listen on %u: %s", perf_opt.service,
 				 rte_strerror(rte_errno));
 	while (nqp == 0 || up < want) {
-		if (!eq_wait_any(&ev, &e, nqp ? 10000 : PERF_WAIT_CLIENT_MS))
+		/* a client not come yet may start late; one connecting
+		 * answers within 10 s */
+		if (!eq_wait_any(&ev, &e, nclients < clients ?
+				 PERF_WAIT_CLIENT_MS : 10000))
 			perf_die("no client connected (%u of %u QPs up)", up,
 				 want);
+		if (ev.type == DPDAT_CM_DISCONNECTED ||
+		    ev.type == DPDAT_CM_BROKEN) {
+			count_end(&ev);	/* a client done before the last came */
+			continue;
+		}
 		if (ev.type == DPDAT_CM_ESTABLISHED) {
 			q = qp_of(ev.conn);
 			if (q < nqp)
@@ -460,7 +470,8 @@ count_end(const struct dpdat_cm_event *ev)
 	q = qp_of(ev->conn);
 	if (q < nqp && dpdat_qp_stats(qps[q], &st) == 0) {
 		qp_end_ns[q] = perf_now_ns();
-		qp_rx[q] = st.rx_bytes;
+		/* payload moved: WRITEs received, READ answers sent */
+		qp_rx[q] = st.rx_bytes + st.tx_bytes;
 	}
 }
 
@@ -477,8 +488,9 @@ peer_gone(void)
 	return perf_opt.clients > 1 ? gone >= nqp : gone > 0;
 }
 
-/* --clients: each client's goodput (payload bytes its QPs received over
- * the time from its first QP up to its last gone) and Jain's fairness
+/* --clients: each client's goodput (payload bytes its QPs moved, WRITEs
+ * received or READ answers sent, resends included, over the time from
+ * its first QP up to its last gone) and Jain's fairness
  * index of them, (sum x)^2 / (n sum x^2): 1 when all got the same, 1/n
  * when one got everything. */
 static void
@@ -569,6 +581,7 @@ port_counters(void)
 	uint64_t rexmit = 0, tmo = 0, naks = 0, probes = 0, ign = 0, resent = 0;
 	uint64_t srtt = 0, sresent = 0, held = 0, ridden = 0, ridden_rx = 0;
 	uint64_t ce = 0, cnp_tx = 0, cnp_rx = 0, cuts = 0, rate = 0;
+	uint64_t wnd = 0, wcuts = 0;
 
 	/* every queue's counts; the device's own are the device's */
 	for (uint32_t e = 0; e < neng; e++) {
@@ -604,7 +617,11 @@ port_counters(void)
 			cnp_tx += qs.cnp_sent;
 			cnp_rx += qs.cnp_rcvd;
 			cuts += qs.cc_cuts;
-			rate += qs.cc_rate_mbps;
+			if (qs.cc_rate_mbps != 0)	/* the lowest limited */
+				rate = rate == 0 ? qs.cc_rate_mbps :
+				       RTE_MIN(rate, qs.cc_rate_mbps);
+			wnd += qs.cc_wnd;
+			wcuts += qs.cc_wnd_cuts;
 		}
 	fprintf(stderr, "dpdat-perf: %s port: rx %" PRIu64 " tx %" PRIu64
 		" roce %" PRIu64 "; dropped: not ours %" PRIu64 " malformed %"
@@ -616,15 +633,17 @@ port_counters(void)
 		"held %" PRIu64 " srtt %.1f us ACKs riding on requests %"
 		PRIu64 " sent %" PRIu64 " received; ECN: CE received %" PRIu64
 		" CNPs sent %" PRIu64 " received %" PRIu64 "; DCQCN: cuts %"
-		PRIu64 " rate %" PRIu64 " Mb/s (0: line); handed between "
-		"engines %" PRIu64 "\n",
+		PRIu64 " rate %" PRIu64 " Mb/s (the lowest QP's; 0: none "
+		"limited); delay: window %"
+		PRIu64 " cuts %" PRIu64 "; handed between engines %" PRIu64
+		"\n",
 		perf_opt.server ? "server" : "client",
 		ps.rx_pkts, ps.tx_pkts, ps.rx_roce, ps.drop_not_ours,
 		ps.drop_malformed, ps.drop_bad_hdr, ps.drop_icrc,
 		ps.drop_tx_full, ps.dev_imissed, ps.dev_ierrors, ps.dev_oerrors,
 		rexmit, tmo, naks, ign, probes, resent, sresent, held,
 		srtt / 1e3, ridden, ridden_rx, ce, cnp_tx, cnp_rx, cuts, rate,
-		ps.rx_steered);
+		wnd, wcuts, ps.rx_steered);
 }
 
 /* Everything goes back, the devices last (a sanitizer sees no leak: the

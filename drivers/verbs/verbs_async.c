@@ -353,7 +353,7 @@ dv_async_add_qp(struct dv_qp_async *q)
 }
 
 void
-dv_async_forget_qp(struct dv_qp_async *q)
+dv_async_unlist_qp(struct dv_qp_async *q)
 {
 	struct dv_async *a = &dv_ctx(q->qp->context)->async;
 	struct dv_qp_async **pq;
@@ -365,8 +365,14 @@ dv_async_forget_qp(struct dv_qp_async *q)
 		qp_unlink(a, pq);
 	}
 	pthread_mutex_unlock(&a->lock);
-	async_forget(a, q->qp, &q->qp->mutex, &q->qp->cond,
-		     &q->qp->events_completed, &q->taken);
+}
+
+void
+dv_async_forget_qp(struct dv_qp_async *q)
+{
+	dv_async_unlist_qp(q);
+	async_forget(&dv_ctx(q->qp->context)->async, q->qp, &q->qp->mutex,
+		     &q->qp->cond, &q->qp->events_completed, &q->taken);
 }
 
 void

@@ -244,9 +244,11 @@ void dv_async_forget_srq(struct dv_srq *s);
 /* A QP with an SRQ is listed from creation (and again from a reset; a
  * listed one stays as it is) until its last WQE is told or its
  * destruction begins (forget_qp: unlisted, its queued events dropped,
- * those taken acknowledged, before its dpdat QP goes). qp_erred: the
+ * those taken acknowledged, before its dpdat QP goes); unlisted during a
+ * reset (unlist_qp), whose passage through ERR is no last WQE. qp_erred: the
  * program moved one to ERR, the next poll looks. */
 void dv_async_add_qp(struct dv_qp_async *q);
+void dv_async_unlist_qp(struct dv_qp_async *q);
 void dv_async_forget_qp(struct dv_qp_async *q);
 void dv_async_qp_erred(struct ibv_context *ctx);
 /* A poll found c drained: raise what its counters show. */

@@ -13,7 +13,8 @@
  *                   dpdat_qp_connect() with the application's rq_psn: the
  *                   responder answers from here; posting sends waits for RTS
  *   RTR   -> RTS    dpdat_qp_set_send() with the application's sq_psn,
- *                   timeout and retry counts
+ *                   timeout and retry counts; then dpdat's extensions
+ *                   offered to the peer in band (dpdat_cm_offer())
  *   any   -> ERR    dpdat_qp_set_error(): outstanding work flushed
  *
  *   any   -> RESET  dpdat_qp_reset(): the same QP number, its work gone
@@ -852,8 +853,11 @@ static int
 dv_to_reset(struct dv_qp *q)
 {
 	const struct ibv_qp_cap cap = q->attr.cap;
-	int ret = dv_qp_drop(q, false);
+	int ret;
 
+	/* the reset's passage through ERR is not a last WQE to tell */
+	dv_async_unlist_qp(&q->as);
+	ret = dv_qp_drop(q, false);
 	if (ret != 0)
 		return ret;
 	memset(&q->attr, 0, sizeof(q->attr));
@@ -956,13 +960,6 @@ dv_to_rtr(struct dv_qp *q, const struct ibv_qp_attr *a)
 		return -ret;
 	}
 	ret = dpdat_qp_connect(q->dqp, &r);
-	if (ret == 0 && dv_offer) {
-		/* a dpdat peer's QP that offers too agrees; ENOMEM costs
-		 * only the extension */
-		ret = dpdat_cm_offer(q->dqp);
-		if (ret == -ENOMEM)
-			ret = 0;
-	}
 	return ret == -EBUSY ? EINVAL : -ret;
 }
 
@@ -977,6 +974,10 @@ dv_to_rts(struct dv_qp *q, const struct ibv_qp_attr *a)
 	};
 	int ret = dpdat_qp_set_send(q->dqp, &s);
 
+	/* the first PSNs both ways are final now: a dpdat peer's QP that
+	 * offers too agrees. A failed offer costs only the extension. */
+	if (ret == 0 && dv_offer)
+		(void)dpdat_cm_offer(q->dqp);
 	return ret == -EBUSY ? EINVAL : -ret;
 }
 

@@ -413,6 +413,10 @@ struct dpdat_qp_stats {
 	 *  came, in Mb/s (0: not limited, the line rate), and the cuts
 	 *  CNPs made. */
 	uint64_t cc_rate_mbps, cc_cuts;
+	/** Delay-based control (DPDAT_SWIFT): the window of packets in
+	 *  flight the round trips set (0: off, or no sample yet), and the
+	 *  cuts round trips over the target made. */
+	uint64_t cc_wnd, cc_wnd_cuts;
 };
 
 /**
@@ -521,8 +525,8 @@ dpdat_qp_set_error(struct dpdat_qp *qp);
  * connected again: INIT, the same QP number and queues, a new first send
  * PSN, no peer, every remote access allowed, no extension, counters at
  * zero. Outstanding work completes first with DPDAT_WC_WR_FLUSH_ERR (or
- * its failure), as with dpdat_qp_set_error(); work posted while the reset
- * runs is dropped without a completion. Frames of the old connection
+ * its failure), as with dpdat_qp_set_error(). No thread may post to the
+ * QP while the reset runs. Frames of the old connection
  * that arrive later are dropped (the QP is not connected); a connection
  * of the CM forgets the QP, as when it is freed.
  *

@@ -16,6 +16,12 @@
  * understands riding ACKs from the moment it offers (qp->ride_ok), so the
  * peer that agrees may use them before this side hears the answer.
  *
+ * A forged agreement would make a QP ride ACKs to a plain peer, which
+ * would misread them: an offer counts only from the peer's address, with
+ * both QPNs, and with both first send PSNs, random 24-bit numbers only
+ * the two ends (and the out-of-band exchange) know. A QP's own first PSN
+ * is final at RTS, so offers go, and are answered, from RTS only.
+ *
  * Only ACK riding is offered: selective repeat needs its memory and its
  * state from the first packet on, which an agreement reached after data
  * flows cannot give.
@@ -34,7 +40,7 @@
 #include "cm_wire.h"
 #include "rc_priv.h"
 
-#define CM_OFFER_TRIES	6	/* at 0, 1, 2, 4, 8 and 16 ms */
+#define CM_OFFER_TRIES	6	/* at 0, 1, 3, 7, 15 and 31 ms (of RTS) */
 
 struct cm_offer {
 	struct dpdat_qp *qp;
@@ -112,6 +118,8 @@ offer_send(struct cm_dev *cm, const struct dpdat_qp *qp, uint16_t attr)
 	cm_put32(p, OFFER_MAGIC, CM_OFFER_MAGIC);
 	cm_put32(p, OFFER_SRC_QPN, qp->qpn);
 	cm_put32(p, OFFER_DST_QPN, qp->dqpn);
+	cm_put32(p, OFFER_SRC_PSN, qp->isn);
+	cm_put32(p, OFFER_DST_PSN, qp->peer_isn);
 	p[OFFER_EXT] = CM_EXT_ACK_RIDE;
 	cm_mad_send(cm, m, qp->dip, &qp->dmac);
 }
@@ -129,6 +137,8 @@ cm_offer_progress(struct cm_dev *cm, uint64_t now)
 			offer_drop(cm, o);	/* broken, or no dpdat peer */
 			continue;
 		}
+		if (o->qp->state != DPDAT_QPS_RTS)
+			continue;	/* its first PSN is not final yet */
 		/* from now on the peer may use what this side offers */
 		o->qp->ride_ok = true;
 		offer_send(cm, o->qp, CM_ATTR_EXT_OFFER);
@@ -137,19 +147,23 @@ cm_offer_progress(struct cm_dev *cm, uint64_t now)
 	}
 }
 
-/* Engine held. The QP a MAD names, if it is connected to the sender's
- * QP and offered itself (an offer still going out, or ride_ok). */
+/* Engine held. The QP a MAD names, if it is in RTS, connected to the
+ * sender's QP, both first PSNs right, and offered itself (an offer still
+ * going out, or ride_ok). */
 static struct dpdat_qp *
-offer_qp(struct cm_dev *cm, uint32_t qpn, uint32_t src_qpn, uint32_t ip)
+offer_qp(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 {
+	const uint32_t qpn = cm_get32(p, OFFER_DST_QPN);
 	struct dpdat_dev *dev = cm->dev;
 	struct dpdat_qp *qp;
 
 	if (qpn < dev->qpn_base || qpn - dev->qpn_base >= dev->max_qps)
 		return NULL;
 	qp = dev->qps[qpn - dev->qpn_base];
-	if (qp == NULL || !qp_connected(qp) || qp->dip != ip ||
-	    qp->dqpn != src_qpn)
+	if (qp == NULL || qp->state != DPDAT_QPS_RTS || qp->dip != ip ||
+	    qp->dqpn != cm_get32(p, OFFER_SRC_QPN) ||
+	    qp->isn != cm_get32(p, OFFER_DST_PSN) ||
+	    qp->peer_isn != cm_get32(p, OFFER_SRC_PSN))
 		return NULL;
 	return qp->ride_ok || offer_of(cm, qp) != NULL ? qp : NULL;
 }
@@ -168,8 +182,7 @@ cm_offer_input(struct cm_dev *cm, const uint8_t *mad, uint32_t ip)
 		return;
 	pthread_mutex_lock(&cm->lock);
 	/* answers go to the QP's peer, resolved, not to the sender's MAC */
-	qp = offer_qp(cm, cm_get32(p, OFFER_DST_QPN),
-		      cm_get32(p, OFFER_SRC_QPN), ip);
+	qp = offer_qp(cm, p, ip);
 	if (qp != NULL) {
 		qp->ride_ok = true;
 		qp->ack_ride = true;

@@ -57,6 +57,8 @@ static const struct dpdat_env_info conf_table[] = {
 	  "ECN codepoint of every RoCEv2 frame but CNPs: off (not ECT), ect0 or ect1 (RFC 9331's L4S); marks are answered with CNPs, which slow the sender (DPDAT_DCQCN)" },
 	{ "DPDAT_DCQCN", S, NULL, "library",
 	  "DCQCN's reaction to CNPs: off, or key=value,... over the defaults (g=1019 alpha_us=1 alpha0=1023 first_mbps=0 min_dec_pct=50 min_mbps=1 monitor_us=4 time_reset_us=300 byte_reset=32767 threshold=1 ai_mbps=5 hai_mbps=50)" },
+	{ "DPDAT_SWIFT", S, NULL, "library",
+	  "delay-based control (the sender's window follows its round trips, as Swift): on, or key=value,... (target_us=50 ai=1 beta_pct=80 max_mdf_pct=50 max_wnd=512); unset: off" },
 	{ "DPDAT_PCAP", S, NULL, "library",
 	  "capture every port into this pcapng file (%p: the process id)" },
 	{ "DPDAT_ZEROCOPY", B, NULL, "library",

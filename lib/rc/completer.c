@@ -25,6 +25,10 @@ progress(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 {
 	if (qp->rtt_tsc != 0 && roce_psn_diff(psn, qp->rtt_psn) > 0) {
 		rc_rtt_sample(&qp->rtt, now - qp->rtt_tsc);
+		/* delay-based control: the window follows the round trip */
+		if (unlikely(qp->dev->swift.on))
+			qp->wnd = swift_sample(&qp->swift, &qp->dev->swift,
+					       now - qp->rtt_tsc, now);
 		qp->rtt_tsc = 0;
 	}
 	rc_rtt_progress(&qp->rtt);

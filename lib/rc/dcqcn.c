@@ -18,6 +18,9 @@
 
 #define DCQCN_LINE_MBPS_UNKNOWN	100000u
 #define DCQCN_MAX_STEPS		64	/* recovery steps taken at once */
+#define DCQCN_BURST_US		10	/* a late sender's catch-up */
+#define DCQCN_LINE_MBPS_MAX	400000u	/* above: a device that does not
+					 * know (RTE_ETH_SPEED_NUM_UNKNOWN) */
 
 void
 dcqcn_conf_default(struct dcqcn_conf *c)
@@ -30,11 +33,7 @@ dcqcn_conf_default(struct dcqcn_conf *c)
 	};
 }
 
-static const struct {
-	const char *key;
-	size_t off;
-	uint32_t min, max;
-} dcqcn_keys[] = {
+static const struct rc_kv_key dcqcn_keys[] = {
 #define K(name, lo, hi) { #name, offsetof(struct dcqcn_conf, name), lo, hi }
 	K(g, 0, DCQCN_ONE - 1),
 	K(alpha_us, 1, 131071),
@@ -51,62 +50,11 @@ static const struct {
 #undef K
 };
 
-static int
-dcqcn_set(struct dcqcn_conf *c, const char *kv, size_t len)
-{
-	char buf[64], *eq, *end;
-	unsigned long v;
-
-	if (len == 0 || len >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, kv, len);
-	buf[len] = '\0';
-	if (strcmp(buf, "off") == 0) {
-		c->off = true;
-		return 0;
-	}
-	eq = strchr(buf, '=');
-	if (eq == NULL)
-		return -EINVAL;
-	*eq = '\0';
-	errno = 0;
-	v = strtoul(eq + 1, &end, 0);
-	if (errno != 0 || end == eq + 1 || *end != '\0')
-		return -EINVAL;
-	for (size_t k = 0; k < RTE_DIM(dcqcn_keys); k++) {
-		if (strcmp(buf, dcqcn_keys[k].key) != 0)
-			continue;
-		if (v < dcqcn_keys[k].min || v > dcqcn_keys[k].max)
-			return -EINVAL;
-		*(uint32_t *)((char *)c + dcqcn_keys[k].off) = (uint32_t)v;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 int
 dcqcn_conf_parse(struct dcqcn_conf *c, const char *s)
 {
-	const char *p = s, *comma;
-	size_t len;
-
-	if (s == NULL || *s == '\0')
-		return 0;
-	for (;;) {
-		comma = strchr(p, ',');
-		len = comma != NULL ? (size_t)(comma - p) : strlen(p);
-		if (dcqcn_set(c, p, len) != 0) {
-			RC_LOG(ERR, "DPDAT_DCQCN=%s: '%.*s' is not off or one "
-			       "of g, alpha_us, alpha0, first_mbps, "
-			       "min_dec_pct, min_mbps, monitor_us, "
-			       "time_reset_us, byte_reset, threshold, ai_mbps, "
-			       "hai_mbps =value in range", s, (int)len, p);
-			return -EINVAL;
-		}
-		if (comma == NULL)
-			return 0;
-		p = comma + 1;
-	}
+	return rc_kv_parse("DPDAT_DCQCN", s, dcqcn_keys, RTE_DIM(dcqcn_keys),
+			   c, "off", &c->off);
 }
 
 void
@@ -115,7 +63,7 @@ dcqcn_dev_init(struct dcqcn_dev *d, const struct dcqcn_conf *c,
 {
 	const uint64_t us = tsc_hz / 1000000;
 
-	if (line_mbps == 0)
+	if (line_mbps == 0 || line_mbps > DCQCN_LINE_MBPS_MAX)
 		line_mbps = DCQCN_LINE_MBPS_UNKNOWN;
 	*d = (struct dcqcn_dev){
 		.off = c->off, .g = c->g, .alpha0 = c->alpha0,
@@ -130,6 +78,7 @@ dcqcn_dev_init(struct dcqcn_dev *d, const struct dcqcn_conf *c,
 		.alpha_tsc = RTE_MAX(us * c->alpha_us, (uint64_t)1),
 		.monitor_tsc = us * c->monitor_us,
 		.time_reset_tsc = RTE_MAX(us * c->time_reset_us, (uint64_t)1),
+		.burst_tsc = us * DCQCN_BURST_US,
 	};
 	if (d->min_bps > d->line_bps)
 		d->min_bps = d->line_bps;
@@ -229,8 +178,11 @@ dcqcn_sent(struct dcqcn *q, const struct dcqcn_dev *d, uint32_t bytes,
 {
 	uint64_t n;
 
-	/* paced: this packet's time on the wire at the current rate */
-	q->next_tsc = RTE_MAX(q->next_tsc, now) +
+	/* paced: this packet's time on the wire at the current rate, from
+	 * when the last one's ended; a sender behind its pace (the engine
+	 * passes are coarse) catches up by at most DCQCN_BURST_US, idle time
+	 * beyond that is not credit */
+	q->next_tsc = RTE_MAX(q->next_tsc, now - d->burst_tsc) +
 		      (uint64_t)bytes * 8 * d->tsc_hz / q->rc;
 	alpha_age(q, d, now);
 	q->bytes += bytes;

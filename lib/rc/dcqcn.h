@@ -55,6 +55,7 @@ struct dcqcn_dev {
 	uint64_t tsc_hz;
 	uint64_t line_bps, min_bps, first_bps, ai_bps, hai_bps;
 	uint64_t alpha_tsc, monitor_tsc, time_reset_tsc;
+	uint64_t burst_tsc;	/* a late sender catches up so much */
 };
 
 /* A QP's state; all zero: never cut, not limited. */

@@ -422,11 +422,12 @@ rc_ack_hold_tsc(const struct dpdat_dev_conf *conf, uint64_t tsc_hz)
 	return tsc_hz / 1000 * ns / 1000000;
 }
 
-/* DPDAT_DCQCN over the defaults, at the port's line rate. */
+/* DPDAT_DCQCN over the defaults, at the port's line rate; DPDAT_SWIFT. */
 static int
 rc_dcqcn_init(struct dpdat_dev *dev)
 {
 	struct dpdat_port_info pi = { 0 };
+	struct swift_conf s;
 	struct dcqcn_conf c;
 
 	dcqcn_conf_default(&c);
@@ -434,6 +435,10 @@ rc_dcqcn_init(struct dpdat_dev *dev)
 		return -EINVAL;
 	dpdat_port_query(dev->port, &pi);
 	dcqcn_dev_init(&dev->dcqcn, &c, dev->tsc_hz, pi.link_speed);
+	swift_conf_default(&s);
+	if (swift_conf_parse(&s, dpdat_env_str("DPDAT_SWIFT")) != 0)
+		return -EINVAL;
+	swift_dev_init(&dev->swift, &s, dev->tsc_hz);
 	return 0;
 }
 

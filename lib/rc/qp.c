@@ -219,6 +219,7 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	struct dpdat_dev *dev = qp->dev;
 
 	qp->dqpn = r->qpn;
+	qp->peer_isn = r->psn & ROCE_PSN_MASK;
 	qp->dip = r->ipv4;
 	qp->dmac = r->mac;
 	qp->pmtu = r->pmtu;
@@ -336,6 +337,8 @@ dpdat_qp_stats(const struct dpdat_qp *qp, struct dpdat_qp_stats *st)
 	*st = qp->st;	/* counters: a slightly torn snapshot is fine */
 	st->cc_rate_mbps = qp->cc.rc / 1000000;
 	st->cc_cuts = qp->cc.cuts;
+	st->cc_wnd = qp->swift.wnd / SWIFT_ONE;
+	st->cc_wnd_cuts = qp->swift.cuts;
 	if (qp->dev->tsc_hz != 0) {
 		st->srtt_ns = (uint64_t)((double)qp->rtt.srtt * 1e9 /
 					 qp->dev->tsc_hz);

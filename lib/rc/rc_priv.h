@@ -25,6 +25,7 @@
 #include <dpdat/dpdat_qp.h>
 
 #include "dcqcn.h"
+#include "swift.h"
 #include "evq.h"
 #include "roce.h"
 #include "rtt.h"
@@ -371,10 +372,12 @@ struct dpdat_qp {
 	/* riding ACKs are understood from the peer: ack_ride, or offered in
 	 * band (dpdat_cm_offer()) and not agreed yet */
 	bool ride_ok;
+	uint32_t peer_isn;	/* the peer's first send PSN, as told */
 	bool pingpong;
 	uint64_t ack_tsc;
 	uint64_t cnp_tsc;	/* the last CNP sent (RC_CNP_GAP_US apart) */
 	struct dcqcn cc;	/* the sender's rate, once CNPs came */
+	struct swift swift;	/* DPDAT_SWIFT: the window from delays */
 	/* responder resources: READs being answered, oldest first */
 	struct rc_read_res res[RC_MAX_RD];
 	uint32_t res_head, nres;
@@ -446,6 +449,7 @@ struct dpdat_dev {
 	uint64_t ack_hold_tsc;		/* ACK hold in TSC cycles; 0: none */
 	uint64_t cnp_gap_tsc;		/* RC_CNP_GAP_US in TSC cycles */
 	struct dcqcn_dev dcqcn;		/* DPDAT_DCQCN, in its units */
+	struct swift_dev swift;		/* DPDAT_SWIFT, in its units */
 	struct rte_mbuf *tx[RC_TX_BURST];
 	uint16_t n_tx;
 	uint64_t last_timer;
@@ -471,6 +475,17 @@ struct dpdat_dev {
 	void (*qp_gone)(void *ctx, struct dpdat_qp *qp);	/* engine held */
 	void *qp_gone_ctx;
 };
+
+/* kv.c: "key=value,..." over a table of uint32_t fields of *base, each
+ * in min..max; the bare word, if any, sets *word_seen. 0, or -EINVAL
+ * (logged, naming var). */
+struct rc_kv_key {
+	const char *key;
+	size_t off;
+	uint32_t min, max;
+};
+int rc_kv_parse(const char *var, const char *s, const struct rc_kv_key *keys,
+		size_t n, void *base, const char *word, bool *word_seen);
 
 /* engine.c: the RC layer's part of the engine loop */
 /* The RC state of a device whose port is open: 0 or -errno. Closing:

@@ -143,9 +143,11 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	const uint32_t n = RTE_MIN((uint32_t)qp->pmtu, w->len - off);
 	const uint8_t op = msg_opcode(w, k, w->npkts);
 	const bool last = k + 1 == w->npkts;
+	/* a paced QP (DCQCN) asks on every packet: at its rate, 32 packets
+	 * without an ACK would look like a lost tail to the probe timer */
 	bool ackreq = last || ++qp->since_ackreq >= qp->ackreq_every ||
 		      roce_psn_diff(psn, qp->una) + 1 >= (int32_t)qp->wnd ||
-		      qp->force_ackreq;
+		      qp->force_ackreq || unlikely(qp->cc.rc != 0);
 	/* an ACK owed the other way rides along (never past READ answers
 	 * still to go: responses leave in PSN order) */
 	const bool ride = qp->ack_ride && qp->ack_due && qp->nres == 0 &&

@@ -11,12 +11,18 @@
 # once, over af_xdp or af_packet. Both clients must finish with a report,
 # and the server must print each client's goodput (both above zero) and
 # Jain's fairness index of the two, which this test prints with the
-# bottleneck's drops.
-#   incast_netns.sh <dpdat-perf> <af_xdp|af_packet>
+# bottleneck's drops and the kernel's ping from C to A beside the streams
+# (its median and 99th percentile: the queue's delay). DPDAT_SWIFT and
+# DPDAT_DCQCN in the environment reach every dpdat-perf.
+# With "swift", the senders run dpdat's delay-based control (DPDAT_SWIFT=on),
+# which must keep the queue short: ping's median under 1 ms (without it the
+# tbf queue fills: 2.5 to 3.5 ms here).
+#   incast_netns.sh <dpdat-perf> <af_xdp|af_packet> [swift]
 set -u
 here=$(dirname "$0")
 . "$here/../integration/netns.sh"
-perf=$1 kind=$2
+perf=$1 kind=$2 cc=${3:-}
+[ "$cc" != swift ] || export DPDAT_SWIFT=on
 dev=$(netns_dev "$kind") || exit 1
 NS_C="${NS_TAG}c"
 netns_bridge
@@ -38,9 +44,20 @@ for h in B C; do
 		--dev "$dev" 198.18.0.1 > "$dir/client-$h.log" 2>&1 &
 	eval "pid_$h=\$!"
 done
+# the latency probe: the kernel's ping from C through the same queue
+sleep 0.5
+ip netns exec "$NS_C" ping -i 0.01 -c 200 -W 1 198.18.0.1 \
+	> "$dir/ping.txt" 2>&1 &
+ppid=$!
 wait "$pid_B"; rb=$?
 wait "$pid_C"; rc=$?
 wait "$spid"; rs=$?
+wait "$ppid"
+# ping's times, sorted: the median and the 99th percentile
+pct() { sed -n 's/.*time=\([0-9.]*\) ms/\1/p' "$dir/ping.txt" | sort -n |
+	awk -v p="$1" '{ v[NR] = $1 } END { if (NR) { i = int(NR * p); if (i < 1) i = 1; print v[i] } }'; }
+p50=$(pct 0.5) p99=$(pct 0.99)
+ploss=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' "$dir/ping.txt")
 [ $rb -eq 0 ] && [ $rc -eq 0 ] && [ $rs -eq 0 ] ||
 	fail "dpdat-perf: server $rs, clients $rb and $rc"
 for h in B C; do
@@ -57,5 +74,9 @@ jain=$(sed -n "s/.*Jain's fairness index \([0-9.]*\)/\1/p" "$dir/server.log")
 [ -n "$jain" ] || fail "no fairness index"
 drops=$(tc -s qdisc show dev "${NS_A}o" | sed -n 's/.*dropped \([0-9]*\).*/\1/p' |
 	head -1)
-echo "incast: $kind: 2 senders through 400 Mbit/s: Jain's index $jain, bottleneck drops ${drops:-?}"
+echo "incast: $kind: 2 senders through 400 Mbit/s: Jain's index $jain, bottleneck drops ${drops:-?}; ping C -> A beside: p50 ${p50:-?} ms, p99 ${p99:-?} ms, loss ${ploss:-?} %${DPDAT_SWIFT:+ (DPDAT_SWIFT=$DPDAT_SWIFT)}"
+if [ "$cc" = swift ]; then
+	awk -v p="${p50:-99}" 'BEGIN { exit !(p < 1.0) }' ||
+		fail "delay-based control: ping's median ${p50:-?} ms, not under 1 ms"
+fi
 echo "PASS: two clients into one server over $kind, each served"

@@ -350,9 +350,10 @@ catch_req(uint8_t *msg)
 	return copy;
 }
 
-/* How many frames of attr B sends within a few rounds (they go on). */
+/* How many frames of attr B sends within a few rounds; they go on to A,
+ * or, with drop, are dropped (B's own offers must not reach A). */
 static int
-b_sends(uint16_t attr)
+b_count(uint16_t attr, bool drop)
 {
 	struct rte_mbuf *pkts[32];
 	unsigned int n, k;
@@ -362,13 +363,23 @@ b_sends(uint16_t attr)
 		dpdat_dev_progress(B.dev);
 		n = rte_ring_dequeue_burst(b2a, (void **)pkts, RTE_DIM(pkts),
 					   NULL);
-		for (k = 0; k < n; k++)
+		for (k = 0; k < n; k++) {
 			found += mad_of(pkts[k], NULL) == attr;
-		CU_ASSERT(rte_ring_enqueue_bulk(b2a, (void **)pkts, n,
-						NULL) == n);
+			if (drop)
+				rte_pktmbuf_free(pkts[k]);
+		}
+		if (!drop)
+			CU_ASSERT(rte_ring_enqueue_bulk(b2a, (void **)pkts, n,
+							NULL) == n);
 		dpdat_dev_progress(A.dev);
 	}
 	return found;
+}
+
+static int
+b_sends(uint16_t attr)
+{
+	return b_count(attr, false);
 }
 
 static void
@@ -674,8 +685,8 @@ test_offer_one_side(void)
 }
 
 /* An offer counts only from the QP's peer, naming the QP it is connected
- * to: one with another source QPN (a third QP of the peer's host, or a
- * forger's guess) is dropped. */
+ * to and both first PSNs: one with another source QPN (a third QP of the
+ * peer's host, or a forger's guess) or a wrong PSN is dropped. */
 static void
 test_offer_wrong_qp(void)
 {
@@ -715,9 +726,20 @@ test_offer_wrong_qp(void)
 	inject_b(m);
 	dpdat_dev_progress(B.dev);
 	CU_ASSERT(!rides(B.qp));
-	CU_ASSERT_EQUAL(b_sends(CM_ATTR_EXT_ANSWER), 0);
-	/* the right one is answered */
+	CU_ASSERT_EQUAL(b_count(CM_ATTR_EXT_ANSWER, true), 0);
+	/* the QPNs right, a first PSN wrong (a forger's guess): dropped */
 	cm_put32(f + mad + CM_HDR_LEN, OFFER_SRC_QPN, qi.qpn);
+	cm_put32(f + mad + CM_HDR_LEN, OFFER_SRC_PSN,
+		 (qi.sq_psn + 1) & ROCE_PSN_MASK);
+	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
+		      rte_pktmbuf_pkt_len(m) - sizeof(struct rte_ether_hdr) - 4);
+	memcpy(f + rte_pktmbuf_pkt_len(m) - 4, &c, 4);
+	inject_b(m);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT(!rides(B.qp));
+	CU_ASSERT_EQUAL(b_count(CM_ATTR_EXT_ANSWER, true), 0);
+	/* the right one is answered */
+	cm_put32(f + mad + CM_HDR_LEN, OFFER_SRC_PSN, qi.sq_psn);
 	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
 		      rte_pktmbuf_pkt_len(m) - sizeof(struct rte_ether_hdr) - 4);
 	memcpy(f + rte_pktmbuf_pkt_len(m) - 4, &c, 4);

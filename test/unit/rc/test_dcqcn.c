@@ -8,7 +8,9 @@
  * the first cut, alpha's growth and decay, the monitor period, the floors,
  * fast recovery, additive and hyper-additive increase, the pace, and the
  * parameters' parsing. Then on the engine rig: a CNP received cuts the
- * QP's rate, and a paced QP sends no faster than its rate.
+ * QP's rate, and a paced QP sends no faster than its rate. The same for
+ * the delay-based window (swift.c): growth, cuts, parsing, and on the rig
+ * a slow round trip's cut, obeyed.
  */
 
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <dpdat/dpdat_qp.h>
 
 #include "dcqcn.h"
+#include "swift.h"
 #include "rc_priv.h"
 #include "rig.h"
 
@@ -208,7 +211,9 @@ test_bytes_and_recovered(void)
 	CU_ASSERT(dcqcn_may_send(&q, 0));
 }
 
-/* The pace: a packet of B bytes at R bit/s holds the next for 8B/R. */
+/* The pace: a packet of B bytes at R bit/s holds the next for 8B/R from
+ * the end of the one before; a sender late by a coarse engine pass keeps
+ * the pace; idle time is credit of at most 10 us. */
 static void
 test_pace(void)
 {
@@ -228,8 +233,13 @@ test_pace(void)
 	CU_ASSERT(dcqcn_may_send(&q, t + 8000));
 	dcqcn_sent(&q, &d, 1000, t + 2);	/* early: queued behind */
 	CU_ASSERT_EQUAL(q.next_tsc, t + 16000);
-	dcqcn_sent(&q, &d, 1000, t + 50000);	/* after idle: from now */
-	CU_ASSERT_EQUAL(q.next_tsc, t + 58000);
+	/* late by 4 us (a coarse engine pass): the pace is kept, the next
+	 * may go at once */
+	dcqcn_sent(&q, &d, 1000, t + 20000);
+	CU_ASSERT_EQUAL(q.next_tsc, t + 24000);
+	/* after idle: at most 10 us of credit */
+	dcqcn_sent(&q, &d, 1000, t + 100000);
+	CU_ASSERT_EQUAL(q.next_tsc, t + 98000);
 }
 
 static void
@@ -312,6 +322,130 @@ test_engine_cnp_paces(void)
 	disconnect_pair();
 }
 
+/* ---- delay-based control (swift.c) ---- */
+
+static struct swift_dev sd;
+
+static void
+swift_defaults(void)
+{
+	struct swift_conf c;
+
+	swift_conf_default(&c);
+	c.on = true;
+	swift_dev_init(&sd, &c, HZ);	/* target 50 us = 50,000 cycles */
+}
+
+/* Under the target the window grows by ai a round trip, to max_wnd; the
+ * first sample starts it at max_wnd and sets the base round trip. */
+static void
+test_swift_grow(void)
+{
+	struct swift s = { 0 };
+
+	swift_defaults();
+	CU_ASSERT_EQUAL(swift_sample(&s, &sd, 20 * US, 1000 * US), 512);
+	CU_ASSERT_EQUAL(s.base_tsc, 20 * US);
+	s.wnd = 10 * SWIFT_ONE;
+	CU_ASSERT_EQUAL(swift_sample(&s, &sd, 60 * US, 1100 * US), 11);
+	CU_ASSERT_EQUAL(s.base_tsc, 20 * US);	/* the smallest stays */
+	CU_ASSERT_EQUAL(swift_sample(&s, &sd, 10 * US, 1200 * US), 12);
+	CU_ASSERT_EQUAL(s.base_tsc, 10 * US);
+	CU_ASSERT_EQUAL(s.cuts, 0);
+}
+
+/* Over the target: a cut of beta x overshoot / rtt (80 %), at most
+ * max_mdf (50 %), at most once a round trip; never below one packet. */
+static void
+test_swift_cut(void)
+{
+	struct swift s = { 0 };
+	uint64_t t = 1000 * US;
+
+	swift_defaults();
+	swift_sample(&s, &sd, 20 * US, t);		/* base 20 us */
+	s.wnd = 100 * SWIFT_ONE;
+	/* rtt 100 us, target 70 us: 80 % x 30/100 = 24 % */
+	CU_ASSERT_EQUAL(swift_sample(&s, &sd, 100 * US, t + 200 * US), 76);
+	CU_ASSERT_EQUAL(s.cuts, 1);
+	/* again within a round trip of the cut: no second cut */
+	CU_ASSERT_EQUAL(swift_sample(&s, &sd, 100 * US, t + 250 * US), 76);
+	/* far over, a round trip after the cut: capped at 50 % */
+	CU_ASSERT_EQUAL(swift_sample(&s, &sd, 5000 * US, t + 5200 * US), 38);
+	for (int k = 0; k < 20; k++)
+		swift_sample(&s, &sd, 5000 * US, t + (1 + k) * 6000 * US);
+	CU_ASSERT_EQUAL(s.wnd, SWIFT_ONE);		/* one packet */
+}
+
+static void
+test_swift_parse(void)
+{
+	struct swift_conf c;
+
+	swift_conf_default(&c);
+	CU_ASSERT_EQUAL(swift_conf_parse(&c, NULL), 0);
+	CU_ASSERT(!c.on);
+	CU_ASSERT_EQUAL(swift_conf_parse(&c, "on"), 0);
+	CU_ASSERT(c.on);
+	swift_conf_default(&c);
+	CU_ASSERT_EQUAL(swift_conf_parse(&c, "target_us=25,max_wnd=64"), 0);
+	CU_ASSERT(c.on);
+	CU_ASSERT_EQUAL(c.target_us, 25);
+	CU_ASSERT_EQUAL(c.max_wnd, 64);
+	CU_ASSERT_EQUAL(swift_conf_parse(&c, "max_wnd=513"), -EINVAL);
+	CU_ASSERT_EQUAL(swift_conf_parse(&c, "beta_pct=0"), -EINVAL);
+	CU_ASSERT_EQUAL(swift_conf_parse(&c, "off"), -EINVAL);
+}
+
+/* On the rig: a round trip far over the target (B's engine kept away
+ * 2 ms, A's too, so that no probe voids the sample) cuts the QP's window, and the requester keeps no more packets in
+ * flight than the window. */
+static void
+test_swift_engine(void)
+{
+	const struct swift_dev keep = A.dev->swift;
+	struct swift_conf c;
+	struct dpdat_qp_stats st;
+	struct dpdat_wc wc;
+	unsigned int w;
+
+	connect_pair(1024, 14);
+	swift_conf_default(&c);
+	c.on = true;
+	c.max_wnd = 8;
+	swift_dev_init(&A.dev->swift, &c, rte_get_tsc_hz());
+	/* a quick round trip: the base */
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,
+			     (uintptr_t)B.buf, B.key) == 0);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000) == 0);
+	/* a slow one */
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,
+			     (uintptr_t)B.buf, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	rte_delay_us_block(2000);
+	/* B first: A's engine, run first, would probe after so long and
+	 * the resend would void the sample (Karn) */
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000) == 0);
+	dpdat_qp_stats(A.qp, &st);
+	CU_ASSERT_EQUAL(st.cc_wnd_cuts, 1);
+	w = (unsigned int)st.cc_wnd;
+	CU_ASSERT(w >= 1 && w < 8);
+	CU_ASSERT_EQUAL(A.qp->wnd, w);
+	/* 2w one-packet WRITEs: w leave, the rest wait for ACKs */
+	for (unsigned int k = 0; k < 2 * w && k < 1000; k++)
+		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,
+				     (uintptr_t)B.buf, B.key) == 0);
+	for (int k = 0; k < 4; k++)
+		dpdat_dev_progress(A.dev);
+	CU_ASSERT_EQUAL(rte_ring_count(a2b), w);
+	for (unsigned int k = 0; k < 2 * w && k < 1000; k++)
+		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
+	A.dev->swift = keep;
+	drain_cqs();
+	disconnect_pair();
+}
+
 CU_TestInfo rc_dcqcn_tests[] = {
 	{ "DCQCN: the first CNP cuts from the line", test_first_cut },
 	{ "DCQCN: monitor period, alpha grows", test_monitor_and_alpha },
@@ -323,5 +457,10 @@ CU_TestInfo rc_dcqcn_tests[] = {
 	{ "DCQCN: the pace", test_pace },
 	{ "DCQCN: DPDAT_DCQCN parsed", test_parse },
 	{ "DCQCN: a CNP cuts a QP's rate; paced", test_engine_cnp_paces },
+	{ "Swift: grows under the target", test_swift_grow },
+	{ "Swift: cuts over it, once a round trip, to 1", test_swift_cut },
+	{ "Swift: DPDAT_SWIFT parsed", test_swift_parse },
+	{ "Swift: a slow round trip cuts the window, obeyed",
+	  test_swift_engine },
 	CU_TEST_INFO_NULL,
 };
