@@ -11,10 +11,11 @@
  *                   allows (dpdat_qp_set_access), beside the MRs' own
  *   INIT  -> RTR    the peer's GID (IPv4-mapped) resolved by ARP, then
  *                   dpdat_qp_connect() with the application's rq_psn: the
- *                   responder answers from here; posting sends waits for RTS
+ *                   responder answers from here; posting sends waits for RTS;
+ *                   dpdat's extensions offered to the peer in band
+ *                   (dpdat_cm_offer())
  *   RTR   -> RTS    dpdat_qp_set_send() with the application's sq_psn,
- *                   timeout and retry counts; then dpdat's extensions
- *                   offered to the peer in band (dpdat_cm_offer())
+ *                   timeout and retry counts
  *   any   -> ERR    dpdat_qp_set_error(): outstanding work flushed
  *
  *   any   -> RESET  dpdat_qp_reset(): the same QP number, its work gone
@@ -960,6 +961,10 @@ dv_to_rtr(struct dv_qp *q, const struct ibv_qp_attr *a)
 		return -ret;
 	}
 	ret = dpdat_qp_connect(q->dqp, &r);
+	/* a dpdat peer's QP that offers too agrees, before the program's
+	 * first message if it can; a failed offer costs only that */
+	if (ret == 0 && dv_offer)
+		(void)dpdat_cm_offer(q->dqp);
 	return ret == -EBUSY ? EINVAL : -ret;
 }
 
@@ -974,10 +979,6 @@ dv_to_rts(struct dv_qp *q, const struct ibv_qp_attr *a)
 	};
 	int ret = dpdat_qp_set_send(q->dqp, &s);
 
-	/* the first PSNs both ways are final now: a dpdat peer's QP that
-	 * offers too agrees. A failed offer costs only the extension. */
-	if (ret == 0 && dv_offer)
-		(void)dpdat_cm_offer(q->dqp);
 	return ret == -EBUSY ? EINVAL : -ret;
 }
 

@@ -188,10 +188,10 @@ dpdat_cm_conn_qp(const struct dpdat_cm_conn *c);
  * (dpdat_qp_connect() with details exchanged out of band, as verbs
  * programs do): today ACKs riding on requests (DPDAT_QP_EXT_ACK_RIDE).
  *
- * Call it once the QP's first send PSN is final (after dpdat_qp_connect()
- * and, if used, dpdat_qp_set_send()): the offer names both QPs and both
- * first PSNs. It goes to the peer's QP1 as a MAD of a vendor-specific
- * class, a few times over about 30 ms; a plain RoCE peer's GSI drops it, and the
+ * Call it once the QP is connected: the offer names both QPs and the
+ * peer's first send PSN as the QP was told it, which the peer checks. It
+ * goes to the peer's QP1 as a MAD of a vendor-specific class, a few times
+ * over about 130 ms; a plain RoCE peer's GSI drops it, and the
  * QP speaks plain RoCEv2 RC. A dpdat peer whose QP (connected to this
  * one) made the same offer answers, and from then on both QPs use the
  * extension: dpdat_qp_query() shows it in ext. An offer that arrives

@@ -18,9 +18,14 @@
  *
  * A forged agreement would make a QP ride ACKs to a plain peer, which
  * would misread them: an offer counts only from the peer's address, with
- * both QPNs, and with both first send PSNs, random 24-bit numbers only
- * the two ends (and the out-of-band exchange) know. A QP's own first PSN
- * is final at RTS, so offers go, and are answered, from RTS only.
+ * both QPNs and with the receiver's first send PSN, a random 24-bit
+ * number only the two ends (and their out-of-band exchange) know. The
+ * sender knows it from the connection (dpdat_qp_remote.psn), so it may
+ * offer as soon as it is connected; the receiver's own is final only once
+ * its consumer set it (verbs: at RTS), and an offer that comes before
+ * does not match: the sender's next try, or the receiver's own offer,
+ * does. Offers go early, so that a ping-pong agrees before its first
+ * message.
  *
  * Only ACK riding is offered: selective repeat needs its memory and its
  * state from the first packet on, which an agreement reached after data
@@ -40,7 +45,7 @@
 #include "cm_wire.h"
 #include "rc_priv.h"
 
-#define CM_OFFER_TRIES	6	/* at 0, 1, 3, 7, 15 and 31 ms (of RTS) */
+#define CM_OFFER_TRIES	8	/* at 0, 1, 3, 7, 15, 31, 63 and 127 ms */
 
 struct cm_offer {
 	struct dpdat_qp *qp;
@@ -118,7 +123,6 @@ offer_send(struct cm_dev *cm, const struct dpdat_qp *qp, uint16_t attr)
 	cm_put32(p, OFFER_MAGIC, CM_OFFER_MAGIC);
 	cm_put32(p, OFFER_SRC_QPN, qp->qpn);
 	cm_put32(p, OFFER_DST_QPN, qp->dqpn);
-	cm_put32(p, OFFER_SRC_PSN, qp->isn);
 	cm_put32(p, OFFER_DST_PSN, qp->peer_isn);
 	p[OFFER_EXT] = CM_EXT_ACK_RIDE;
 	cm_mad_send(cm, m, qp->dip, &qp->dmac);
@@ -137,8 +141,6 @@ cm_offer_progress(struct cm_dev *cm, uint64_t now)
 			offer_drop(cm, o);	/* broken, or no dpdat peer */
 			continue;
 		}
-		if (o->qp->state != DPDAT_QPS_RTS)
-			continue;	/* its first PSN is not final yet */
 		/* from now on the peer may use what this side offers */
 		o->qp->ride_ok = true;
 		offer_send(cm, o->qp, CM_ATTR_EXT_OFFER);
@@ -147,8 +149,8 @@ cm_offer_progress(struct cm_dev *cm, uint64_t now)
 	}
 }
 
-/* Engine held. The QP a MAD names, if it is in RTS, connected to the
- * sender's QP, both first PSNs right, and offered itself (an offer still
+/* Engine held. The QP a MAD names, if it is connected to the sender's
+ * QP, its first PSN as the MAD says, and offered itself (an offer still
  * going out, or ride_ok). */
 static struct dpdat_qp *
 offer_qp(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
@@ -160,10 +162,9 @@ offer_qp(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 	if (qpn < dev->qpn_base || qpn - dev->qpn_base >= dev->max_qps)
 		return NULL;
 	qp = dev->qps[qpn - dev->qpn_base];
-	if (qp == NULL || qp->state != DPDAT_QPS_RTS || qp->dip != ip ||
+	if (qp == NULL || !qp_connected(qp) || qp->dip != ip ||
 	    qp->dqpn != cm_get32(p, OFFER_SRC_QPN) ||
-	    qp->isn != cm_get32(p, OFFER_DST_PSN) ||
-	    qp->peer_isn != cm_get32(p, OFFER_SRC_PSN))
+	    qp->isn != cm_get32(p, OFFER_DST_PSN))
 		return NULL;
 	return qp->ride_ok || offer_of(cm, qp) != NULL ? qp : NULL;
 }

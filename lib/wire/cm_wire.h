@@ -43,9 +43,8 @@
 #define OFFER_SRC_QPN		4	/* the sender's QP */
 #define OFFER_DST_QPN		8	/* the receiver's QP */
 #define OFFER_EXT		12	/* CM_EXT_* offered */
-#define OFFER_SRC_PSN		16	/* the sender's first send PSN */
-#define OFFER_DST_PSN		20	/* the receiver's, as the sender was
-					 * told it */
+#define OFFER_DST_PSN		16	/* the receiver's first send PSN, as
+					 * the sender was told it */
 #define CM_OFFER_MAGIC		0x64706474u	/* "dpdt" */
 
 /* REQ */

@@ -685,15 +685,15 @@ test_offer_one_side(void)
 }
 
 /* An offer counts only from the QP's peer, naming the QP it is connected
- * to and both first PSNs: one with another source QPN (a third QP of the
- * peer's host, or a forger's guess) or a wrong PSN is dropped. */
+ * to and the receiver's first PSN: one with another source QPN (a third
+ * QP of the peer's host, or a forger's guess) or a wrong PSN is dropped. */
 static void
 test_offer_wrong_qp(void)
 {
 	struct rte_mbuf *pkts[32], *m;
 	const unsigned int mad = PORT_HDR_LEN + sizeof(struct roce_bth) + 8;
 	unsigned int n, k;
-	struct dpdat_qp_info qi;
+	struct dpdat_qp_info qi, qb;
 	uint8_t *f;
 	uint32_t c;
 
@@ -727,10 +727,13 @@ test_offer_wrong_qp(void)
 	dpdat_dev_progress(B.dev);
 	CU_ASSERT(!rides(B.qp));
 	CU_ASSERT_EQUAL(b_count(CM_ATTR_EXT_ANSWER, true), 0);
-	/* the QPNs right, a first PSN wrong (a forger's guess): dropped */
+	/* the QPNs right, B's first PSN wrong (a forger's guess): dropped */
+	dpdat_qp_query(B.qp, &qb);
 	cm_put32(f + mad + CM_HDR_LEN, OFFER_SRC_QPN, qi.qpn);
-	cm_put32(f + mad + CM_HDR_LEN, OFFER_SRC_PSN,
-		 (qi.sq_psn + 1) & ROCE_PSN_MASK);
+	CU_ASSERT_EQUAL(cm_get32(f + mad + CM_HDR_LEN, OFFER_DST_PSN),
+			qb.sq_psn);
+	cm_put32(f + mad + CM_HDR_LEN, OFFER_DST_PSN,
+		 (qb.sq_psn + 1) & ROCE_PSN_MASK);
 	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
 		      rte_pktmbuf_pkt_len(m) - sizeof(struct rte_ether_hdr) - 4);
 	memcpy(f + rte_pktmbuf_pkt_len(m) - 4, &c, 4);
@@ -739,7 +742,7 @@ test_offer_wrong_qp(void)
 	CU_ASSERT(!rides(B.qp));
 	CU_ASSERT_EQUAL(b_count(CM_ATTR_EXT_ANSWER, true), 0);
 	/* the right one is answered */
-	cm_put32(f + mad + CM_HDR_LEN, OFFER_SRC_PSN, qi.sq_psn);
+	cm_put32(f + mad + CM_HDR_LEN, OFFER_DST_PSN, qb.sq_psn);
 	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
 		      rte_pktmbuf_pkt_len(m) - sizeof(struct rte_ether_hdr) - 4);
 	memcpy(f + rte_pktmbuf_pkt_len(m) - 4, &c, 4);
