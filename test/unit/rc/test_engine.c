@@ -100,22 +100,26 @@ connect_pair(uint16_t pmtu, uint8_t timeout)
 	connect_pair_ext(pmtu, timeout, 0);
 }
 
-void
-connect_pair_ext(uint16_t pmtu, uint8_t timeout, uint8_t ext)
+/* A fresh QP of e with the rig's queue sizes. */
+static struct dpdat_qp *
+rig_qp(struct end *e)
 {
 	struct dpdat_qp_conf qc = { .max_send_wr = 1024, .max_recv_wr = 64 };
+
+	qc.pz = e->pz;
+	qc.send_cq = qc.recv_cq = e->cq;
+	return dpdat_qp_create(e->dev, &qc);
+}
+
+/* A.qp and B.qp connected to each other, out of band. */
+static void
+connect_qps(uint16_t pmtu, uint8_t timeout, uint8_t ext)
+{
 	struct dpdat_qp_remote r = { .pmtu = pmtu, .retry_cnt = 7,
 				     .rnr_retry = 7, .timeout = timeout,
 				     .ext = ext };
 	struct dpdat_qp_info ia, ib;
 
-	qc.pz = A.pz;
-	qc.send_cq = qc.recv_cq = A.cq;
-	A.qp = dpdat_qp_create(A.dev, &qc);
-	qc.pz = B.pz;
-	qc.send_cq = qc.recv_cq = B.cq;
-	B.qp = dpdat_qp_create(B.dev, &qc);
-	CU_ASSERT_FATAL(A.qp != NULL && B.qp != NULL);
 	dpdat_qp_query(A.qp, &ia);
 	dpdat_qp_query(B.qp, &ib);
 	r.qpn = ib.qpn;
@@ -128,6 +132,15 @@ connect_pair_ext(uint16_t pmtu, uint8_t timeout, uint8_t ext)
 	r.ipv4 = A.pi.ipv4;
 	r.mac = A.pi.mac;
 	CU_ASSERT_FATAL(dpdat_qp_connect(B.qp, &r) == 0);
+}
+
+void
+connect_pair_ext(uint16_t pmtu, uint8_t timeout, uint8_t ext)
+{
+	A.qp = rig_qp(&A);
+	B.qp = rig_qp(&B);
+	CU_ASSERT_FATAL(A.qp != NULL && B.qp != NULL);
+	connect_qps(pmtu, timeout, ext);
 }
 
 void
@@ -1989,11 +2002,8 @@ test_read_after_spurious_timeout(void)
 static void
 test_qp_reset(void)
 {
-	struct dpdat_qp_conf qc = { .max_send_wr = 1024, .max_recv_wr = 64 };
-	struct dpdat_qp_remote r = { .pmtu = 1024, .retry_cnt = 7,
-				     .rnr_retry = 7, .timeout = 14 };
 	static const uint8_t zero[8];
-	struct dpdat_qp_info before, after, ib;
+	struct dpdat_qp_info before, after;
 	struct dpdat_port_stats ps0, ps1;
 	struct dpdat_wc wc;
 
@@ -2024,21 +2034,9 @@ test_qp_reset(void)
 	CU_ASSERT(dpdat_qp_free(B.qp) == 0);
 	drain_cqs();
 	/* a new peer QP; A connected again, plain RoCEv2 */
-	qc.pz = B.pz;
-	qc.send_cq = qc.recv_cq = B.cq;
-	B.qp = dpdat_qp_create(B.dev, &qc);
+	B.qp = rig_qp(&B);
 	CU_ASSERT_FATAL(B.qp != NULL);
-	dpdat_qp_query(B.qp, &ib);
-	r.qpn = ib.qpn;
-	r.psn = ib.sq_psn;
-	r.ipv4 = B.pi.ipv4;
-	r.mac = B.pi.mac;
-	CU_ASSERT_FATAL(dpdat_qp_connect(A.qp, &r) == 0);
-	r.qpn = after.qpn;
-	r.psn = after.sq_psn;
-	r.ipv4 = A.pi.ipv4;
-	r.mac = A.pi.mac;
-	CU_ASSERT_FATAL(dpdat_qp_connect(B.qp, &r) == 0);
+	connect_qps(1024, 14, 0);
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,
 			     (uintptr_t)B.buf + 4096, B.key) == 0);
 	CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000) == 0);
