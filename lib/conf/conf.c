@@ -109,6 +109,8 @@ static const struct dpdat_env_info conf_table[] = {
 	/* tests and devtools, not the library: listed so that they are no typo */
 	{ "DPDAT_TEST_DEV", S, NULL, "tests",
 	  "integration tests: device arguments instead of the memif pair" },
+	{ "DPDAT_TEST_SERVER", S, "198.18.0.1", "tests",
+	  "integration tests: the server's address, one application of several on a host" },
 	{ "DPDAT_NETNS", S, NULL, "tests",
 	  "demo and conformance scripts: af_xdp or af_packet, between two network namespaces" },
 	{ "DPDAT_HUGEPAGES", U, "1024", "tests",

@@ -38,6 +38,8 @@
 #include <dirent.h>
 
 #include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
@@ -525,6 +527,47 @@ kern_xdp_config(struct dpdat_port *p)
 		 "address comes to dpdat, the kernel keeps the rest", p->name,
 		 p->ifname, mode);
 	return 0;
+}
+
+/* ---- af_packet: the PMD's fanout group -------------------------------- */
+
+int
+port_kern_packet_fanout(const char *ifname)
+{
+	struct sockaddr_ll sa = {
+		.sll_family = AF_PACKET,
+		.sll_protocol = htons(ETH_P_ALL),
+		.sll_ifindex = (int)if_nametoindex(ifname),
+	};
+	/* DPDK 22.11's af_packet PMD puts its sockets in fanout group
+	 * (pid ^ ifindex) & 0xffff, with these flags. A group is one
+	 * interface's, and group ids are shared by the network namespace:
+	 * another process's af_packet port on another interface whose pid
+	 * and ifindex give the same id makes the PMD's probe fail (EINVAL).
+	 * Joining the group ourselves first tells which it is. */
+	int arg = ((getpid() ^ sa.sll_ifindex) & 0xffff) |
+		  ((PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG |
+		    PACKET_FANOUT_FLAG_ROLLOVER) << 16);
+	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	int ret = 0;
+
+	if (fd < 0 || sa.sll_ifindex == 0)
+		goto out;	/* the PMD will say what is wrong */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    setsockopt(fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg)) != 0 &&
+	    errno == EINVAL) {
+		PORT_LOG(ERR, "%s: another process's af_packet port in this "
+			 "network namespace has the fanout group id that "
+			 "DPDK's af_packet driver gives this process "
+			 "(0x%04x: process id ^ interface index); start "
+			 "this program again (another process id), or use "
+			 "af_xdp", ifname, arg & 0xffff);
+		ret = -EADDRINUSE;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
 }
 
 /* ---- af_packet: no ICMP port unreachable ------------------------------- */

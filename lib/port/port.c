@@ -142,7 +142,7 @@ static int
 port_find_or_probe(const char *device, uint16_t *port_id, bool *probed,
 		   int *xdp_lock)
 {
-	char name[RTE_DEV_NAME_MAX_LEN], iface[IF_NAMESIZE];
+	char name[RTE_DEV_NAME_MAX_LEN], iface[IF_NAMESIZE] = "";
 	const char *comma = strchr(device, ',');
 	size_t n = comma ? (size_t)(comma - device) : strlen(device);
 	int ret;
@@ -167,9 +167,18 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed,
 			if (*xdp_lock < 0)
 				return *xdp_lock == -EBUSY ? -EBUSY : -ENODEV;
 			port_kern_xdp_stale(iface);
+		} else if (strncmp(device, "net_af_packet", 13) == 0) {
+			ret = port_kern_packet_fanout(iface);
+			if (ret < 0)
+				return ret;
 		}
 	}
 	ret = rte_dev_probe(device);
+	/* a port that took the id between the look and the probe */
+	if (ret < 0 && iface[0] != '\0' &&
+	    strncmp(device, "net_af_packet", 13) == 0 &&
+	    port_kern_packet_fanout(iface) == -EADDRINUSE)
+		return -EADDRINUSE;
 	if (ret < 0) {
 		if (strncmp(device, "net_", 4) != 0)
 			PORT_LOG(ERR, "cannot probe PCI device '%s' (%s): is it "

@@ -308,6 +308,10 @@ int port_kern_mtu(const char *ifname, uint16_t *mtu);
 const char *port_kern_xdp_prog(void);
 int port_kern_xdp_lock(const char *ifname);
 void port_kern_xdp_stale(const char *ifname);
+/* -EADDRINUSE (said) when DPDK's af_packet driver cannot join its fanout
+ * group on ifname: another process's port holds the id on another
+ * interface */
+int port_kern_packet_fanout(const char *ifname);
 int port_kern_start(struct dpdat_port *p, const char *driver);
 void port_kern_stop(struct dpdat_port *p);
 /* port_resolve() on such a port: the kernel's neighbour table */

@@ -67,27 +67,7 @@ ip -n "$NS_B" neigh show 198.18.0.1 | grep -q lladdr ||
 	fail "host B's kernel did not resolve 198.18.0.1"
 
 # TCP: 8 MiB of random bytes, their digest echoed back
-ip netns exec "$NS_A" timeout 20 python3 -c '
-import hashlib, socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("198.18.0.1", 5201)); s.listen(1); c, _ = s.accept(); h = hashlib.sha256(); n = 0
-while True:
-    b = c.recv(65536)
-    if not b: break
-    h.update(b); n += len(b)
-c.sendall(("%d %s" % (n, h.hexdigest())).encode()); c.close()
-' &
-tpid=$!
-sleep 0.5
-ip netns exec "$NS_B" timeout 20 python3 -c '
-import hashlib, os, socket, sys
-d = os.urandom(8 << 20); s = socket.create_connection(("198.18.0.1", 5201), timeout=10)
-s.sendall(d); s.shutdown(socket.SHUT_WR); r = s.recv(200).decode()
-want = "%d %s" % (len(d), hashlib.sha256(d).hexdigest())
-print("tcp: 8 MiB sent, digest", "matches" if r == want else "DIFFERS: " + r)
-sys.exit(0 if r == want else 1)
-' || fail "TCP beside dpdat"
-wait "$tpid" || fail "TCP server"
+netns_tcp_check "$NS_A" 198.18.0.1 "$NS_B" || fail "TCP beside dpdat"
 
 wait "$cpid"; crc=$?
 wait "$spid"; src=$?

@@ -13,6 +13,13 @@
 #   netns_down       removes everything (netns_up arms it on every exit path:
 #                    EXIT, INT, TERM, HUP)
 #   netns_dev KIND   the DPDK device for KIND (af_xdp, af_packet) on veth0
+#   netns_share NS N BASE
+#                    N macvlan sub-interfaces of NS's veth0, mv1..mvN, with
+#                    198.18.0.(BASE+i)/24: one share of the "NIC" for each
+#                    application (doc/guides/many-apps.md)
+#   netns_tcp_check NS_SRV IP NS_CLI
+#                    8 MiB over TCP from NS_CLI to IP in NS_SRV, its digest
+#                    echoed back and compared
 # Addresses come from 198.18.0.0/15 only. Without root, or where namespaces
 # cannot be made, netns_up exits 77 (meson: skipped) with the reason.
 
@@ -108,6 +115,49 @@ netns_up() {
 	done
 	echo "netns: 198.18.0.1 cannot reach 198.18.0.2"
 	exit 1
+}
+
+netns_share() {
+	local ns=$1 n=$2 base=$3 i
+	# each share answers ARP for its own address only, and from its own
+	# MAC (without this, veth0 answers for the shares' addresses too);
+	# no IPv6, whose multicast would reach every share
+	ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.arp_ignore=1 \
+		net.ipv4.conf.all.arp_announce=2 \
+		net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 || return 1
+	for i in $(seq "$n"); do
+		ip -n "$ns" link add "mv$i" link veth0 type macvlan mode bridge &&
+		ip -n "$ns" addr add "198.18.0.$((base + i))/24" dev "mv$i" &&
+		ip -n "$ns" link set "mv$i" up || return 1
+	done
+}
+
+netns_tcp_check() {
+	local srv=$1 ip=$2 cli=$3 tpid rc
+	ip netns exec "$srv" timeout 20 python3 -c '
+import hashlib, socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], 5201)); s.listen(1); c, _ = s.accept(); h = hashlib.sha256(); n = 0
+while True:
+    b = c.recv(65536)
+    if not b: break
+    h.update(b); n += len(b)
+c.sendall(("%d %s" % (n, h.hexdigest())).encode()); c.close()
+' "$ip" &
+	tpid=$!
+	sleep 0.5
+	ip netns exec "$cli" timeout 20 python3 -c '
+import hashlib, os, socket, sys
+d = os.urandom(8 << 20); s = socket.create_connection((sys.argv[1], 5201), timeout=10)
+s.sendall(d); s.shutdown(socket.SHUT_WR); r = s.recv(200).decode()
+want = "%d %s" % (len(d), hashlib.sha256(d).hexdigest())
+print("tcp: 8 MiB sent, digest", "matches" if r == want else "DIFFERS: " + r)
+sys.exit(0 if r == want else 1)
+' "$ip"
+	rc=$?
+	wait "$tpid" || rc=1
+	return $rc
 }
 
 netns_dev() {	# NETNS_DEVARGS=",key=value..." is appended

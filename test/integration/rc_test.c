@@ -269,7 +269,11 @@ cm_connect_all(void)
 		if (l == NULL)
 			FAIL("listen");
 	}
-	inet_pton(AF_INET, "198.18.0.1", &ip);
+	/* the server's address: 198.18.0.1, or DPDAT_TEST_SERVER's (one of
+	 * several applications on a host: multiapp_netns.sh) */
+	if (inet_pton(AF_INET, getenv("DPDAT_TEST_SERVER") != NULL ?
+		      getenv("DPDAT_TEST_SERVER") : "198.18.0.1", &ip) != 1)
+		FAIL("DPDAT_TEST_SERVER: not an IPv4 address");
 	for (k = 0; k < o.nqps; k++) {
 		dpdat_lmr_query(c[k].lmr, &li);
 		mine = (struct region_pd){ (uintptr_t)c[k].buf, li.rmr_context };
