@@ -28,6 +28,9 @@
 #   --verbs      what the verbs shim costs instead (devtools/bench-verbs.sh:
 #                perftest and dpdat-perf through dpdat-run against
 #                dpdat-perf on the native API, a table and verbs.json)
+#   --apps       1, 2 and 4 applications on shares of one NIC instead
+#                (devtools/bench-apps.sh: two namespaces, a table and
+#                apps.json)
 #   --quick      3 sizes each, shorter runs, 2 short rounds of the goals,
 #                not judged: a smoke run (2 to 3 minutes; BENCH_QUICK=1)
 #   --link KIND  memif (default: one host), or af_xdp or af_packet between
@@ -56,6 +59,7 @@ usage() { sed -n '/^# Usage:/,/^# --quick 20000), BENCH_GOAL_BW_SECS/s/^# \{0,1\
 for a in "$@"; do	# the loss and verbs tables are scripts of their own
 	[ "$a" != --loss ] || exec devtools/bench-loss.sh "$@"
 	[ "$a" != --verbs ] || exec devtools/bench-verbs.sh "$@"
+	[ "$a" != --apps ] || exec devtools/bench-apps.sh "$@"
 done
 
 build=${BUILD:-build}
