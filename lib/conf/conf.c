@@ -106,6 +106,8 @@ static const struct dpdat_env_info conf_table[] = {
 	  "attr_max_export_segments: segments exported at once" },
 	{ "DPDAT_RSM_SEGMENTID_FILE", S, "/etc/rsm/rsm.segmentid", "rsm",
 	  "the segment id reservations (rsm.segmentid, as on Solaris)" },
+	{ "DPDAT_LOCAL_RANK", S, NULL, "library",
+	  "this process's local rank, for %l in device arguments (else the MPI launcher's)" },
 	/* tests and devtools, not the library: listed so that they are no typo */
 	{ "DPDAT_TEST_DEV", S, NULL, "tests",
 	  "integration tests: device arguments instead of the memif pair" },

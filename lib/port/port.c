@@ -58,11 +58,16 @@ RTE_LOG_REGISTER(dpdat_port_logtype, dpdat.port, NOTICE);
  * af_xdp: dpdat's XDP program unless the user names one (the PMD's default
  * program takes every frame of the queue, ARP included, from the kernel). */
 int
-port_devargs(const char *device, uint16_t mtu, char *out, size_t len)
+port_devargs(const char *given, uint16_t mtu, char *out, size_t len)
 {
 	unsigned int bsize = 2048;
 	const char *prog;
+	char device[512];
 	int n;
+
+	n = port_devargs_expand(given, device, sizeof(device));
+	if (n < 0)
+		return n;
 
 	while (bsize < (unsigned int)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN)
 		bsize <<= 1;

@@ -298,6 +298,11 @@ int port_devargs(const char *device, uint16_t mtu, char *out, size_t len);
 const char *port_devarg(const char *device, const char *key, char *out,
 			size_t len);
 
+/* rank.c: device with "%l" replaced by the local rank (DPDAT_LOCAL_RANK,
+ * or the MPI launcher's), "%%" by "%"; -ENOENT when %l is there and no
+ * rank is known, -EINVAL on a bad rank, another '%' or no room (logged) */
+int port_devargs_expand(const char *device, char *out, size_t len);
+
 /* kern.c: ports on an interface the kernel owns (af_xdp, af_packet, a PCI
  * NIC with a kernel netdev). port_kern_ifname: that interface, -ENOENT when
  * the device has none; the address, MTU and XDP helpers take its name. */

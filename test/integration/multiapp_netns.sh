@@ -6,7 +6,9 @@
 # dpdat applications in namespace A, each on its own macvlan share of A's
 # veth0 (mv1..mvN, 198.18.0.11..), each talking to its own peer on a share
 # of B's veth0 (198.18.0.21..), all at once, over af_xdp or af_packet:
-#   - every pair runs rc_test (WRITE, READ and SEND, every byte checked);
+#   - every pair runs rc_test (WRITE, READ and SEND, every byte checked),
+#     each end's device named once for all as net_<kind>%l,iface=mv%l with
+#     DPDAT_LOCAL_RANK=i (doc/guides/many-apps.md);
 #   - each port's counters show its own frames only: nothing "not ours"
 #     (af_packet: see check()), and no more RoCEv2 frames than its peer
 #     sent;
@@ -35,7 +37,8 @@ app() {
 	local ns=$NS_A log=$dir/$2$1$3.log try rc
 	[ "$2" = client ] && ns=$NS_B
 	for try in 1 2; do
-		ip netns exec "$ns" env DPDAT_TEST_DEV="net_${kind}$1,iface=mv$1" \
+		ip netns exec "$ns" env DPDAT_LOCAL_RANK="$1" \
+			DPDAT_TEST_DEV="net_${kind}%l,iface=mv%l" \
 			DPDAT_TEST_SERVER="198.18.0.$((10 + $1))" \
 			timeout -k 2 150 "$prog" "$2" "$dir/rdv$1$3" "${args[@]}" \
 			> "$log" 2>&1
