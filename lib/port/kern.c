@@ -146,6 +146,41 @@ port_kern_ipv4(const char *ifname, uint32_t *ip)
 	return n > 0 ? 0 : n < 0 ? n : -EADDRNOTAVAIL;
 }
 
+/* The MAC of another interface of this network namespace that has ip:
+ * another application's share of the same NIC (doc/guides/many-apps.md).
+ * The kernel resolves no neighbour for its own addresses, and a macvlan in
+ * bridge mode delivers a frame for a sibling's MAC to it at once. 0, or
+ * -ENOENT when no other interface has ip. */
+static int
+kern_local_mac(const char *ifname, uint32_t ip, struct rte_ether_addr *mac)
+{
+	struct ifaddrs *ifa, *a;
+	const char *owner = NULL;
+	int ret = -ENOENT;
+
+	if (getifaddrs(&ifa) != 0)
+		return -ENOENT;
+	for (a = ifa; a != NULL && owner == NULL; a = a->ifa_next)
+		if (a->ifa_addr != NULL && a->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr == ip &&
+		    strcmp(a->ifa_name, ifname) != 0)
+			owner = a->ifa_name;
+	for (a = ifa; a != NULL && owner != NULL; a = a->ifa_next) {
+		const struct sockaddr_ll *ll =
+			(const struct sockaddr_ll *)a->ifa_addr;
+
+		if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_PACKET ||
+		    strcmp(a->ifa_name, owner) != 0 ||
+		    ll->sll_halen != RTE_ETHER_ADDR_LEN)
+			continue;
+		memcpy(mac->addr_bytes, ll->sll_addr, RTE_ETHER_ADDR_LEN);
+		ret = rte_is_unicast_ether_addr(mac) ? 0 : -ENOENT;
+		break;
+	}
+	freeifaddrs(ifa);
+	return ret;
+}
+
 /* Is ip one of ifname's addresses? (true when that cannot be told) */
 static bool
 kern_has_ipv4(const char *ifname, uint32_t ip)
@@ -328,6 +363,14 @@ port_kern_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 		e->mac = ans.mac;
 		e->state = NEIGH_REACHABLE;
 		e->tries = 0;
+		*mac = e->mac;
+		return 0;
+	}
+	if (e->tries == 0 && kern_local_mac(p->ifname, ip, &e->mac) == 0) {
+		inet_ntop(AF_INET, &ip, a, sizeof(a));
+		PORT_LOG(INFO, "%s: %s is on this host (another interface's): "
+			 "its MAC, no ARP", p->name, a);
+		e->state = NEIGH_REACHABLE;
 		*mac = e->mac;
 		return 0;
 	}

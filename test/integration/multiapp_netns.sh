@@ -15,7 +15,8 @@
 #   - meanwhile the kernels keep veth0 itself: ping and a checked TCP
 #     transfer between 198.18.0.1 and .2;
 #   - an application killed with SIGKILL leaves its share free: at once a
-#     new pair runs on the same share and passes.
+#     new pair runs on the same share and passes;
+#   - two applications on shares of the same host reach each other.
 # Usage: multiapp_netns.sh <af_xdp|af_packet> <N> <rc_test>
 set -u
 here=$(dirname "$0")
@@ -30,14 +31,15 @@ trap 'netns_down; [ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 args=(--sizes 1,4095,65536,1048576 --depth 8)
 
-# app <i> <server|client> <tag>: application i's end on share mv<i>; on
-# af_packet, started again (as dpdat says) when another process's port
-# holds the fanout group id DPDK's driver gives this one
+# app <i> <server|client> <tag> [share]: application i's end on share
+# mv<i> (or mv<share>; the client in B unless APP_NS says); on af_packet,
+# started again (as dpdat says) when another process's port holds the
+# fanout group id DPDK's driver gives this one
 app() {
 	local ns=$NS_A log=$dir/$2$1$3.log try rc
-	[ "$2" = client ] && ns=$NS_B
+	[ "$2" = client ] && ns=${APP_NS:-$NS_B}
 	for try in 1 2; do
-		ip netns exec "$ns" env DPDAT_LOCAL_RANK="$1" \
+		ip netns exec "$ns" env DPDAT_LOCAL_RANK="${4:-$1}" \
 			DPDAT_TEST_DEV="net_${kind}%l,iface=mv%l" \
 			DPDAT_TEST_SERVER="198.18.0.$((10 + $1))" \
 			timeout -k 2 150 "$prog" "$2" "$dir/rdv$1$3" "${args[@]}" \
@@ -147,4 +149,14 @@ if [ "$kind" = af_xdp ]; then
 	grep -h "removed the XDP program" "$dir/server1-again.log" ||
 		fail "the killed application's XDP program was not found on mv1"
 fi
+# two applications on the same host: the client on share 2 of A reaches
+# the server on share 1 of A (the kernel resolves no neighbour for its
+# own addresses: dpdat takes the sibling share's MAC)
+app 1 server -local & spid=$!
+sleep 1
+APP_NS=$NS_A app 1 client -local 2; crc=$?
+wait "$spid"; src=$?
+check 1 -local
+[ $src -eq 0 ] && [ $crc -eq 0 ] || fail "on one host: server $src, client $crc"
+echo "multiapp: two applications on shares of the same host: passed"
 echo "PASS: $napps applications on one host over $kind, each alone on its share"

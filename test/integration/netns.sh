@@ -13,10 +13,11 @@
 #   netns_down       removes everything (netns_up arms it on every exit path:
 #                    EXIT, INT, TERM, HUP)
 #   netns_dev KIND   the DPDK device for KIND (af_xdp, af_packet) on veth0
-#   netns_share NS N BASE
-#                    N macvlan sub-interfaces of NS's veth0, mv1..mvN, with
-#                    198.18.0.(BASE+i)/24: one share of the "NIC" for each
-#                    application (doc/guides/many-apps.md)
+#   netns_share NS N BASE [FIRST]
+#                    N macvlan sub-interfaces of NS's veth0, mvFIRST.. (FIRST
+#                    1 by default), mvi with 198.18.0.(BASE+i)/24: one share
+#                    of the "NIC" for each application
+#                    (doc/guides/many-apps.md)
 #   netns_tcp_check NS_SRV IP NS_CLI
 #                    8 MiB over TCP from NS_CLI to IP in NS_SRV, its digest
 #                    echoed back and compared
@@ -118,7 +119,7 @@ netns_up() {
 }
 
 netns_share() {
-	local ns=$1 n=$2 base=$3 i
+	local ns=$1 n=$2 base=$3 first=${4:-1} i
 	# each share answers ARP for its own address only, and from its own
 	# MAC (without this, veth0 answers for the shares' addresses too);
 	# no IPv6, whose multicast would reach every share
@@ -126,7 +127,7 @@ netns_share() {
 		net.ipv4.conf.all.arp_announce=2 \
 		net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1 || return 1
-	for i in $(seq "$n"); do
+	for i in $(seq "$first" $((first + n - 1))); do
 		ip -n "$ns" link add "mv$i" link veth0 type macvlan mode bridge &&
 		ip -n "$ns" addr add "198.18.0.$((base + i))/24" dev "mv$i" &&
 		ip -n "$ns" link set "mv$i" up || return 1
