@@ -603,8 +603,9 @@ port_kern_packet_fanout(const char *ifname)
 			 "network namespace has the fanout group id that "
 			 "DPDK's af_packet driver gives this process "
 			 "(0x%04x: process id ^ interface index); start "
-			 "this program again (another process id), or use "
-			 "af_xdp", ifname, arg & 0xffff);
+			 "this program again (another process id), give the "
+			 "interfaces indexes 4096 apart, or use af_xdp",
+			 ifname, arg & 0xffff);
 		ret = -EADDRINUSE;
 	}
 out:

@@ -127,8 +127,11 @@ netns_share() {
 		net.ipv4.conf.all.arp_announce=2 \
 		net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1 || return 1
+	# interface indexes 4096 apart: DPDK's af_packet fanout group ids
+	# (pid ^ ifindex) of processes started together then differ
 	for i in $(seq "$first" $((first + n - 1))); do
-		ip -n "$ns" link add "mv$i" link veth0 type macvlan mode bridge &&
+		ip -n "$ns" link add "mv$i" index $((16 + 4096 * i)) link veth0 \
+			type macvlan mode bridge &&
 		ip -n "$ns" addr add "198.18.0.$((base + i))/24" dev "mv$i" &&
 		ip -n "$ns" link set "mv$i" up || return 1
 	done

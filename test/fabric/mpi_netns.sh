@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Copyright (c) 2026 The dpdat authors
+#
+# Open MPI over dpdat;ofi_rxm with two ranks a host (four in all): hosts A
+# (198.18.0.1) and B (198.18.0.2) are network namespaces joined by a veth
+# pair (made here, removed on every exit), each with two macvlan shares of
+# its veth0, mv0 and mv1 (doc/guides/many-apps.md). mpirun runs in A and
+# starts B's daemon through netns_rsh.sh (its "ssh"); every rank takes
+# FI_DPDAT_DEVICE=net_<kind>0,iface=mv%l, its share by local rank, with
+# the share's address. The program: mpi_pingpong (rank 0 with rank 1, on
+# the same host, then with rank 2, on the other; an allreduce of all
+# four), every byte checked.
+#   mpi_netns.sh <af_xdp|af_packet> PROVIDER_DIR PROGRAM [args...]
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../integration/netns.sh"
+kind=$1 provdir=$2; shift 2
+command -v mpirun >/dev/null || netns_skip "no mpirun (openmpi-bin)"
+netns_up 1500
+netns_share "$NS_A" 2 10 0 && netns_share "$NS_B" 2 20 0 ||
+	netns_skip "no macvlan here"
+dir=$(mktemp -d /tmp/dpdat-mpins-XXXXXX)
+trap 'netns_down; rm -rf "$dir"' EXIT
+echo "$NS_A" > "$dir/198.18.0.1"
+echo "$NS_B" > "$dir/198.18.0.2"
+echo "mpi: 4 ranks, 2 a host ($NS_A, $NS_B), each on its own share over $kind"
+ip netns exec "$NS_A" env FI_PROVIDER_PATH="$provdir" MPI_NS_DIR="$dir" \
+	FI_DPDAT_DEVICE="net_${kind}0,iface=mv%l" FI_DPDAT_IPV4=auto \
+	timeout -k 5 "${MPI_TIMEOUT:-150}" mpirun -np 4 \
+	--host 198.18.0.1:2,198.18.0.2:2 --allow-run-as-root \
+	--mca plm_rsh_agent "$here/netns_rsh.sh" \
+	--mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include dpdat \
+	--mca btl self \
+	-x FI_PROVIDER_PATH -x FI_DPDAT_DEVICE -x FI_DPDAT_IPV4 -x MPI_NS_DIR \
+	"$@" >"$dir/out" 2>&1
+rc=$?
+grep -v "^EAL\|^TELEMETRY" "$dir/out"
+echo "mpirun exit $rc"
+[ "$rc" -eq 0 ] || exit 1
+grep -q '^mpi: allreduce .* over 4 ranks: right$' "$dir/out" &&
+	[ "$(grep -c '^mpi: ping-pong 0-[12] .*errors 0$' "$dir/out")" -eq 6 ]
