@@ -9,6 +9,7 @@
  * out-of-band exchange of lines through files next to the memif socket,
  * waiting for completions with a deadline. */
 
+#include <arpa/inet.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,17 @@ void h_addr_parse(const char *s, struct dpdat_qp_remote *r);
 int h_wait(struct dpdat_cq *cq, struct dpdat_wc *wc, double timeout_s);
 
 double h_now(void);
+/* The server's address for a client to connect to: DPDAT_TEST_SERVER's
+ * (one application of several on a host, test/integration/
+ * multiapp_netns.sh) or 198.18.0.1. -1 when the setting is no address. */
+static inline int
+h_server_ip(uint32_t *ip)
+{
+	const char *s = getenv("DPDAT_TEST_SERVER");
+
+	return inet_pton(AF_INET, s != NULL ? s : "198.18.0.1", ip) == 1 ?
+		0 : -1;
+}
 
 /* Sent mbufs the device may still hold when a test counts its pool: DPDK
  * 22.11's af_xdp takes its transmit completions back only once half of its

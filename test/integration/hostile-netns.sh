@@ -9,6 +9,9 @@
 # injects while their checked traffic runs. Usage:
 #   hostile-netns.sh <af_xdp|af_packet> <secs> <hostile_target> \
 #       <hostile_inject.py> <phases> [onpath]
+# HOSTILE_SAMEHOST=1: the attacker is another application on the target's
+# host instead (A's macvlan share mv2 against the target on share mv1).
+
 # Passes when both ends pass (bait intact; without "onpath" also every
 # work request of the real connection succeeded and it ended only when the
 # client said so) and the attacker's frames demonstrably reached A (its
@@ -18,26 +21,39 @@ set -u
 here=$(dirname "$0")
 . "$here/netns.sh"
 kind=$1 secs=$2 prog=$3 inject=$4 phases=$5 onpath=${6:-}
-dev=$(netns_dev "$kind") || exit 1
 command -v python3 >/dev/null || netns_skip "no python3"
-netns_bridge
-netns_up
-NS_C="${NS_TAG}c"
-netns_add_host "$NS_C" 198.18.0.3 || { echo "netns: no host C"; exit 1; }
+if [ "${HOSTILE_SAMEHOST:-0}" = 1 ]; then
+	# the attacker is another application on the target's host: A's
+	# share mv2 (198.18.0.12) against the target on share mv1 (.11),
+	# whose peer is on B's mv1 (.21) (doc/guides/many-apps.md)
+	netns_up
+	netns_share "$NS_A" 2 10 && netns_share "$NS_B" 1 20 ||
+		netns_skip "no macvlan here"
+	NS_C=$NS_A tif=mv1 aif=mv2 tip=198.18.0.11 pip=198.18.0.21
+	aip=198.18.0.12 dev="net_${kind}0,iface=mv1" where="on A's share mv2"
+else
+	netns_bridge
+	netns_up
+	NS_C="${NS_TAG}c"
+	netns_add_host "$NS_C" 198.18.0.3 || { echo "netns: no host C"; exit 1; }
+	tif=veth0 aif=veth0 tip=198.18.0.1 pip=198.18.0.2 aip=198.18.0.3
+	dev=$(netns_dev "$kind") || exit 1
+	where="$NS_C, bridge $NS_BR"
+fi
 dir=$(mktemp -d /tmp/dpdat-hostile-XXXXXX)
 trap 'netns_down; rm -rf "$dir"' EXIT
 rdv=$dir/rdv
-tmac=$(ip -n "$NS_A" -o link show veth0 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
-[ -n "$tmac" ] || { echo "no MAC on A's veth0"; exit 1; }
+tmac=$(ip -n "$NS_A" -o link show "$tif" | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+[ -n "$tmac" ] || { echo "no MAC on A's $tif"; exit 1; }
 limit=$((secs + 60))
 
-echo "hostile: target $NS_A (198.18.0.1, $tmac), peer $NS_B (198.18.0.2), attacker $NS_C (198.18.0.3), bridge $NS_BR, $dev; phases $phases"
+echo "hostile: target $NS_A ($tip, $tmac), peer $NS_B ($pip), attacker ($aip) $where, $dev; phases $phases"
 ip netns exec "$NS_A" env DPDAT_TEST_DEV="$dev" \
 	timeout -k 2 "$limit" "$prog" server "$rdv" "$secs" $onpath \
 	>"$dir/server.log" 2>&1 &
 spid=$!
 sleep 0.5
-ip netns exec "$NS_B" env DPDAT_TEST_DEV="$dev" \
+ip netns exec "$NS_B" env DPDAT_TEST_DEV="$dev" DPDAT_TEST_SERVER="$tip" \
 	timeout -k 2 "$limit" "$prog" client "$rdv" "$secs" $onpath \
 	>"$dir/client.log" 2>&1 &
 cpid=$!
@@ -49,7 +65,8 @@ done
 irc=1
 if [ -f "$rdv.ready" ]; then
 	ip netns exec "$NS_C" timeout -k 2 "$((secs + 10))" python3 "$inject" \
-		--target-mac "$tmac" --phases "$phases" \
+		--iface "$aif" --target-ip "$tip" --peer-ip "$pip" \
+		--own-ip "$aip" --target-mac "$tmac" --phases "$phases" \
 		--secs "$(( secs > 24 ? 4 : 2 ))" \
 		--onpath-info "$rdv.ready" >"$dir/inject.log" 2>&1
 	irc=$?
@@ -59,7 +76,7 @@ fi
 wait "$cpid"; crc=$?
 wait "$spid"; src=$?
 # what the kernels saw on the interfaces (against the ports' own counts)
-ip -n "$NS_A" -s link show veth0 | sed 's/^/[A veth0] /'
+ip -n "$NS_A" -s link show "$tif" | sed "s/^/[A $tif] /"
 ip -n "$NS_B" -s link show veth0 | sed 's/^/[B veth0] /'
 sed 's/^/[attacker] /' "$dir/inject.log" 2>/dev/null
 sed 's/^/[client] /' "$dir/client.log"

@@ -489,7 +489,8 @@ client(int secs)
 	atexit(client_exit);
 	l = reg(buf, 3 * WIN, DPDAT_MEM_PRIV_LOCAL_READ |
 		DPDAT_MEM_PRIV_LOCAL_WRITE, &key);
-	inet_pton(AF_INET, "198.18.0.1", &ip);
+	if (h_server_ip(&ip) != 0)
+		H_FAIL("DPDAT_TEST_SERVER: not an IPv4 address");
 	c = dpdat_cm_connect(qp, ip, SERVICE, "hostile", 8, eq);
 	if (c == NULL || dpdat_cm_eq_wait(eq, &ev, 10000) != 1 ||
 	    ev.type != DPDAT_CM_ESTABLISHED)

@@ -45,6 +45,7 @@
 #include <dpdat/dpdat.h>
 #include <dpdat/dpdat_cm.h>
 #include <dpdat/dpdat_qp.h>
+#include "harness.h"
 
 #define MAX_QPS 256
 #define TIMEOUT_S 60
@@ -269,10 +270,7 @@ cm_connect_all(void)
 		if (l == NULL)
 			FAIL("listen");
 	}
-	/* the server's address: 198.18.0.1, or DPDAT_TEST_SERVER's (one of
-	 * several applications on a host: multiapp_netns.sh) */
-	if (inet_pton(AF_INET, getenv("DPDAT_TEST_SERVER") != NULL ?
-		      getenv("DPDAT_TEST_SERVER") : "198.18.0.1", &ip) != 1)
+	if (h_server_ip(&ip) != 0)
 		FAIL("DPDAT_TEST_SERVER: not an IPv4 address");
 	for (k = 0; k < o.nqps; k++) {
 		dpdat_lmr_query(c[k].lmr, &li);
