@@ -66,47 +66,41 @@ netns_up 1500 >/dev/null
 netns_share "$NS_A" 4 10 && netns_share "$NS_B" 4 20 ||
 	{ echo "bench-apps: no macvlan here" >&2; exit 1; }
 
+# end <case> <test> <i> <server|client>: application i's end of the case,
+# in the background (its pid appended to pids)
+end() {
+	local c=$1 t=$2 i=$3 ifc=mv$3 srv=198.18.0.$((10 + $3)) ns=$NS_A
+	local log=$logs/$1-$2-$3 args=(-s 65536 -D "$secs") more=()
+	case $c in raw | veth0) ifc=veth0 srv=198.18.0.1 ;; esac
+	[ "$t" = write_lat ] && args=(-s 8 -n "$iters")
+	if [ "$c" = raw ]; then
+		args+=(--transport raw)
+		[ "$t" = write_lat ] && args[-1]=bare
+	fi
+	if [ "$4" = client ]; then
+		ns=$NS_B more=(--out_json "$log.json" "$srv")
+		rm -f "$log.json"
+	fi
+	ip netns exec "$ns" timeout 120 "$perf" "$t" "${args[@]}" \
+		-p $((18515 + i)) --dev "net_${kind}$i,iface=$ifc" "${more[@]}" \
+		>"$log.${4:0:1}" 2>&1 &
+	pids+=($!)
+}
+
 # run <case> <test>: the case's pairs at once; prints one figure per
 # application (nan when one failed)
 run() {
-	local c=$1 t=$2 n i ifc srv port args pids=() st=0 log
-	args=(-s 65536 -D "$secs")
-	[ "$t" = write_lat ] && args=(-s 8 -n "$iters")
+	local c=$1 t=$2 n i pids=() st=0
 	case $c in
 	raw | veth0) n=1 ;;
 	*) n=$c ;;
 	esac
 	for i in $(seq "$n"); do
-		ifc=mv$i srv=198.18.0.$((10 + i))
-		case $c in raw | veth0) ifc=veth0 srv=198.18.0.1 ;; esac
-		port=$((18515 + i))
-		log=$logs/$c-$t-$i
-		local tr=()
-		if [ "$c" = raw ]; then
-			tr=(--transport raw)
-			[ "$t" = write_lat ] && tr=(--transport bare)
-		fi
-		ip netns exec "$NS_A" timeout 120 "$perf" "$t" "${args[@]}" \
-			"${tr[@]}" -p "$port" --dev "net_${kind}$i,iface=$ifc" \
-			>"$log.s" 2>&1 &
-		pids+=($!)
+		end "$c" "$t" "$i" server
 	done
 	sleep 1.5
 	for i in $(seq "$n"); do
-		ifc=mv$i srv=198.18.0.$((10 + i))
-		case $c in raw | veth0) ifc=veth0 srv=198.18.0.1 ;; esac
-		port=$((18515 + i))
-		log=$logs/$c-$t-$i
-		local tr=()
-		if [ "$c" = raw ]; then
-			tr=(--transport raw)
-			[ "$t" = write_lat ] && tr=(--transport bare)
-		fi
-		rm -f "$log.json"
-		ip netns exec "$NS_B" timeout 120 "$perf" "$t" "${args[@]}" \
-			"${tr[@]}" -p "$port" --dev "net_${kind}$i,iface=$ifc" \
-			--out_json "$log.json" "$srv" >"$log.c" 2>&1 &
-		pids+=($!)
+		end "$c" "$t" "$i" client
 	done
 	for p in "${pids[@]}"; do
 		wait "$p" || st=1
