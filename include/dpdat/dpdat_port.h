@@ -27,7 +27,9 @@ struct dpdat_port;
 struct dpdat_port_conf {
 	/** Device arguments for rte_dev_probe(), e.g.
 	 *  "net_memif0,role=client,socket=/tmp/dpdat.sock", or the name of a
-	 *  port the EAL already probed (a PCI address). Required. */
+	 *  port the EAL already probed (a PCI address). Required. "%l" is the
+	 *  process's local rank (DPDAT_LOCAL_RANK, else the MPI launcher's),
+	 *  "%%" a '%'; any other '%' is refused. */
 	const char *device;
 	/** Own IPv4 address, dotted quad. Required. */
 	const char *ipv4;
@@ -123,10 +125,13 @@ struct dpdat_fault_conf {
  * the EAL has them), start it and optionally wait for the link.
  *
  * @return The port, or NULL with rte_errno: EINVAL (missing or bad device
- *   string or address), ENODEV (device could not be probed), ENOMEM,
- *   ETIMEDOUT (link did not come up within link_wait_s), ECONNREFUSED (a
- *   memif client whose server did not accept within link_wait_s), or the
- *   device's own error.
+ *   string or address), ENODEV (device could not be probed), ENOENT (the
+ *   device names %l and no local rank is known; af_xdp without dpdat's
+ *   XDP program), EADDRINUSE (af_packet: another process's port holds the
+ *   fanout group id DPDK gives this one), EBUSY (af_xdp: another dpdat
+ *   process's port on the interface), ENOMEM, ETIMEDOUT (link did not come
+ *   up within link_wait_s), ECONNREFUSED (a memif client whose server did
+ *   not accept within link_wait_s), or the device's own error.
  */
 struct dpdat_port *
 dpdat_port_create(const struct dpdat_port_conf *conf);

@@ -149,23 +149,31 @@ port_kern_ipv4(const char *ifname, uint32_t *ip)
 /* The MAC of another interface of this network namespace that has ip:
  * another application's share of the same NIC (doc/guides/many-apps.md).
  * The kernel resolves no neighbour for its own addresses, and a macvlan in
- * bridge mode delivers a frame for a sibling's MAC to it at once. 0, or
- * -ENOENT when no other interface has ip. */
+ * bridge mode delivers a frame for a sibling's MAC to it at once. (The
+ * shares' parent itself is not reached so: macvlan sends a frame for the
+ * parent's MAC out of the NIC.) 0, or -ENOENT when no other interface that
+ * is up and not loopback has ip. Runs once a neighbour, not per packet. */
 static int
 kern_local_mac(const char *ifname, uint32_t ip, struct rte_ether_addr *mac)
 {
+	char owner[IF_NAMESIZE] = "";
 	struct ifaddrs *ifa, *a;
-	const char *owner = NULL;
 	int ret = -ENOENT;
 
 	if (getifaddrs(&ifa) != 0)
 		return -ENOENT;
-	for (a = ifa; a != NULL && owner == NULL; a = a->ifa_next)
+	/* an interface that is up, not loopback; an address label
+	 * ("mv1:0") names its interface before the colon */
+	for (a = ifa; a != NULL && owner[0] == '\0'; a = a->ifa_next)
 		if (a->ifa_addr != NULL && a->ifa_addr->sa_family == AF_INET &&
 		    ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr == ip &&
-		    strcmp(a->ifa_name, ifname) != 0)
-			owner = a->ifa_name;
-	for (a = ifa; a != NULL && owner != NULL; a = a->ifa_next) {
+		    (a->ifa_flags & IFF_UP) && !(a->ifa_flags & IFF_LOOPBACK)) {
+			snprintf(owner, sizeof(owner), "%.*s",
+				 (int)strcspn(a->ifa_name, ":"), a->ifa_name);
+			if (strcmp(owner, ifname) == 0)
+				owner[0] = '\0';
+		}
+	for (a = ifa; a != NULL && owner[0] != '\0'; a = a->ifa_next) {
 		const struct sockaddr_ll *ll =
 			(const struct sockaddr_ll *)a->ifa_addr;
 
@@ -174,7 +182,7 @@ kern_local_mac(const char *ifname, uint32_t ip, struct rte_ether_addr *mac)
 		    ll->sll_halen != RTE_ETHER_ADDR_LEN)
 			continue;
 		memcpy(mac->addr_bytes, ll->sll_addr, RTE_ETHER_ADDR_LEN);
-		ret = rte_is_unicast_ether_addr(mac) ? 0 : -ENOENT;
+		ret = rte_is_valid_assigned_ether_addr(mac) ? 0 : -ENOENT;
 		break;
 	}
 	freeifaddrs(ifa);
@@ -587,10 +595,13 @@ port_kern_packet_fanout(const char *ifname)
 	 * interface's, and group ids are shared by the network namespace:
 	 * another process's af_packet port on another interface whose pid
 	 * and ifindex give the same id makes the PMD's probe fail (EINVAL).
-	 * Joining the group ourselves first tells which it is. */
-	int arg = ((getpid() ^ sa.sll_ifindex) & 0xffff) |
-		  ((PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG |
-		    PACKET_FANOUT_FLAG_ROLLOVER) << 16);
+	 * Joining the group ourselves first tells which it is: when that
+	 * fails but another id works, ours is taken (a socket that can join
+	 * no group, on an interface that is down, is the PMD's to report). */
+	const uint32_t flags = (uint32_t)(PACKET_FANOUT_HASH |
+		PACKET_FANOUT_FLAG_DEFRAG | PACKET_FANOUT_FLAG_ROLLOVER) << 16;
+	uint32_t arg = ((uint32_t)(getpid() ^ sa.sll_ifindex) & 0xffff) | flags;
+	uint32_t other = ((arg ^ 0x5a5a) & 0xffff) | flags;
 	int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	int ret = 0;
 
@@ -598,14 +609,16 @@ port_kern_packet_fanout(const char *ifname)
 		goto out;	/* the PMD will say what is wrong */
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
 	    setsockopt(fd, SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg)) != 0 &&
-	    errno == EINVAL) {
+	    errno == EINVAL &&
+	    setsockopt(fd, SOL_PACKET, PACKET_FANOUT, &other,
+		       sizeof(other)) == 0) {
 		PORT_LOG(ERR, "%s: another process's af_packet port in this "
 			 "network namespace has the fanout group id that "
 			 "DPDK's af_packet driver gives this process "
 			 "(0x%04x: process id ^ interface index); start "
 			 "this program again (another process id), give the "
 			 "interfaces indexes 4096 apart, or use af_xdp",
-			 ifname, arg & 0xffff);
+			 ifname, (unsigned int)(arg & 0xffff));
 		ret = -EADDRINUSE;
 	}
 out:

@@ -29,7 +29,7 @@ static const char *const rank_vars[] = {
 /* The local rank, or -ENOENT when no launcher said, -EINVAL when the
  * first variable set is no number (logged). */
 static long
-port_local_rank(const char **from)
+rank_local(const char **from)
 {
 	for (size_t i = 0; i < RTE_DIM(rank_vars); i++) {
 		const char *v = i == 0 ? dpdat_env_str(rank_vars[0]) :
@@ -64,14 +64,14 @@ port_devargs_expand(const char *device, char *out, size_t len)
 	for (const char *p = device; *p != '\0'; p++) {
 		if (*p != '%') {
 			if (o + 1 >= len)
-				return -EINVAL;
+				goto no_room;
 			out[o++] = *p;
 			continue;
 		}
 		p++;
 		if (*p == '%') {
 			if (o + 1 >= len)
-				return -EINVAL;
+				goto no_room;
 			out[o++] = '%';
 			continue;
 		}
@@ -82,7 +82,7 @@ port_devargs_expand(const char *device, char *out, size_t len)
 			return -EINVAL;
 		}
 		if (rank < 0) {
-			rank = port_local_rank(&from);
+			rank = rank_local(&from);
 			if (rank == -ENOENT)
 				PORT_LOG(ERR, "%s: %%l names the local rank, but "
 					 "no launcher set one (DPDAT_LOCAL_RANK, "
@@ -94,14 +94,18 @@ port_devargs_expand(const char *device, char *out, size_t len)
 		}
 		n = snprintf(out + o, len - o, "%ld", rank);
 		if (n < 0 || (size_t)n >= len - o)
-			return -EINVAL;
+			goto no_room;
 		o += (size_t)n;
 	}
 	if (o >= len)
-		return -EINVAL;
+		goto no_room;
 	out[o] = '\0';
 	if (from != NULL)
 		PORT_LOG(INFO, "%s: local rank %ld (%s): %s", device, rank,
 			 from, out);
 	return 0;
+no_room:
+	PORT_LOG(ERR, "%s: device arguments longer than %zu bytes", device,
+		 len - 1);
+	return -EINVAL;
 }

@@ -66,12 +66,17 @@ devargs(const char *s, uint8_t sel)
 {
 	static const char *const keys[] = { "role", "socket", "iface",
 		"bsize", "socket-abstract", "xdp_prog", "", "=" };
-	char out[512], v[64];
+	char out[512], exp[512], v[64];
 	const char *r;
 
+	/* the rewritten arguments keep the name part of the given ones,
+	 * once "%l" and "%%" are expanded */
 	if (port_devargs(s, (uint16_t)(576 + sel * 33), out, sizeof(out)) == 0)
 		check(strlen(out) < sizeof(out) &&
-		      strncmp(out, s, strcspn(s, ",")) == 0);
+		      port_devargs_expand(s, exp, sizeof(exp)) == 0 &&
+		      strncmp(out, exp, strcspn(exp, ",")) == 0);
+	if (port_devargs_expand(s, exp, sizeof(exp)) == 0)
+		check(strlen(exp) <= strlen(s) + 5 * (strlen(s) / 2 + 1));
 	r = port_devarg(s, keys[sel & 7], v, sizeof(v));
 	check(r == NULL || (r == v && strlen(v) < sizeof(v)));
 	r = port_devarg(s, keys[sel & 7], v, 1);
