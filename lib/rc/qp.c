@@ -526,6 +526,7 @@ qp_stop(struct dpdat_qp *qp)
 	uint64_t t0;
 
 	rc_pull_posted(qp);
+	rc_srq_give_back(qp);	/* not flushed: it never completed */
 	rc_qp_error(qp);
 	rc_tx_flush(dev);	/* the ACK it owed, if held, goes first */
 	rc_tx_purge(dev, qp->dqpn, qp->dip, true);

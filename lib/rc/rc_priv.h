@@ -575,6 +575,9 @@ rc_rwqe_next(struct dpdat_qp *qp)
 /* srq.c: engine side. A QP without a held WQE takes the SRQ's oldest;
  * false when the SRQ is empty. */
 bool rc_srq_take(struct dpdat_qp *qp);
+/* The QP's held WQE (a message half received) back to its SRQ, first in
+ * line; flushed only if the SRQ has no room at all. */
+void rc_srq_give_back(struct dpdat_qp *qp);
 
 /* zc.c */
 void rc_zc_start(struct dpdat_qp *qp, struct rc_swqe *w);

@@ -10,7 +10,9 @@
  * keeps the WQE (qp->srq_wqe) until the message completes, so a
  * multi-packet SEND finishes in the WQE it started with while other QPs
  * take the following ones. posted counts the WQEs waiting in the SRQ (ring
- * and array): posting reserves, taking releases.
+ * and array): posting reserves, taking releases. A QP reset or freed with
+ * a message half received gives its WQE back (rc_srq_give_back): the
+ * message never completed, and the buffer is the application's to reuse.
  */
 
 #include <errno.h>
@@ -176,4 +178,26 @@ rc_srq_take(struct dpdat_qp *qp)
 	__atomic_sub_fetch(&srq->posted, 1, __ATOMIC_RELEASE);
 	limit_check(srq);
 	return true;
+}
+
+void
+rc_srq_give_back(struct dpdat_qp *qp)
+{
+	struct dpdat_srq *srq = qp->srq;
+
+	if (srq == NULL || !qp->srq_held)
+		return;
+	qp->srq_held = false;
+	/* first in line again, as it was taken; the array is full only when
+	 * posting refilled it meanwhile: then behind what was posted */
+	if (srq->tail - srq->head < srq->size) {
+		srq->head--;
+		srq->rq[srq->head & (srq->size - 1)] = qp->srq_wqe;
+	} else if (rte_ring_enqueue_elem(srq->ring, &qp->srq_wqe,
+					 sizeof(qp->srq_wqe)) != 0) {
+		rc_complete_recv(qp, &qp->srq_wqe, DPDAT_WC_WR_FLUSH_ERR,
+				 DPDAT_WR_RECV, 0, NULL);
+		return;
+	}
+	__atomic_add_fetch(&srq->posted, 1, __ATOMIC_RELEASE);
 }

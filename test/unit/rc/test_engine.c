@@ -1324,6 +1324,72 @@ test_srq_free_flush_limit(void)
 		;
 }
 
+/* Only the first packet of a SEND of a1's reaches b1, which holds an SRQ
+ * WQE for it from then on. */
+static void
+srq_half_message(struct dpdat_qp *a1, uint64_t wr_id)
+{
+	struct rte_mbuf *m, *first = NULL;
+
+	CU_ASSERT_FATAL(srq_send(a1, wr_id, 0, 3000) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_FATAL(rte_ring_dequeue(a2b, (void **)&first) == 0);
+	while (rte_ring_dequeue(a2b, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	CU_ASSERT_FATAL(rte_ring_enqueue(a2b, first) == 0);
+	dpdat_dev_progress(B.dev);
+}
+
+/* A QP reset or freed with a message half received gives the SRQ WQE it
+ * held back, first in line, without a completion (mlx5 does so too); the
+ * next QP's message lands in it. */
+static void
+test_srq_reset_gives_back(void)
+{
+	struct dpdat_srq_conf sc = { .max_wr = 4 };
+	struct dpdat_qp *a1, *b1, *a2, *b2, *qps[4];
+	struct dpdat_srq *srq = dpdat_srq_create(B.dev, &sc);
+	struct dpdat_srq_info si;
+	struct dpdat_qp_info qi;
+	struct dpdat_wc wc;
+
+	CU_ASSERT_FATAL(srq != NULL);
+	srq_pair(srq, &a1, &b1);
+	srq_pair(srq, &a2, &b2);
+	CU_ASSERT_FATAL(srq_post(srq, 400, 0, 4096) == 0);
+	CU_ASSERT_FATAL(srq_post(srq, 401, 4096, 4096) == 0);
+	srq_half_message(a1, 1);
+	dpdat_qp_query(b1, &qi);
+	CU_ASSERT_EQUAL(qi.srq_held, 1);
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.posted, 1);
+	CU_ASSERT_EQUAL(dpdat_qp_reset(b1), 0);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(B.cq, &wc, 1), 0);
+	dpdat_qp_query(b1, &qi);
+	CU_ASSERT_EQUAL(qi.srq_held, 0);
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.posted, 2);
+	/* a2's message takes 400 again */
+	memcpy(A.buf + 100, "again", 5);
+	CU_ASSERT_FATAL(srq_send(a2, 2, 100, 5) == 0);
+	CU_ASSERT_FATAL(wait_wcs(B.cq, &wc, 1, 1000) == 1);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(wc.wr_id, 400);
+	CU_ASSERT_EQUAL(wc.qp_num, qpn_of(b2));
+	CU_ASSERT_EQUAL(memcmp(B.buf, "again", 5), 0);
+	/* freed holding 401: it stays in the SRQ */
+	srq_half_message(a2, 3);
+	dpdat_qp_query(b2, &qi);
+	CU_ASSERT_EQUAL(qi.srq_held, 1);
+	CU_ASSERT(dpdat_qp_free(b2) == 0);
+	CU_ASSERT_EQUAL(dpdat_cq_poll(B.cq, &wc, 1), 0);
+	dpdat_srq_query(srq, &si);
+	CU_ASSERT_EQUAL(si.posted, 1);
+	CU_ASSERT(dpdat_qp_free(a2) == 0);
+	qps[0] = a1, qps[1] = b1;
+	srq_teardown(qps, 2, srq);
+}
+
 /* ---- a connection that outlives its QP ---- */
 
 /* The next event of eq, running both engines meanwhile; its type or 0. */
@@ -2061,6 +2127,8 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "SRQ: a message keeps its WQE", test_srq_interleaved },
 	{ "SRQ: RNR NAK when empty", test_srq_rnr },
 	{ "SRQ: free refused, flush, watermark", test_srq_free_flush_limit },
+	{ "SRQ: a reset or freed QP gives its WQE back",
+	  test_srq_reset_gives_back },
 	{ "ghost ACK completes nothing", test_ghost_ack },
 	{ "NAK fails the WR it names", test_nak_names_its_wr },
 	{ "packet from a stranger dropped", test_not_peer_dropped },
