@@ -21,15 +21,16 @@
 #   --quick      2 rounds of 1000 iterations (about a minute)
 #   --out DIR    where results go (default $BUILD/bench, BUILD=build)
 # Overrides: BENCH_VERBS_ROUNDS (7), BENCH_VERBS_TESTS ("write_lat
-# read_lat write_bw send_bw"), BENCH_VERBS_PROGRESS (the shim's
-# DPDAT_VERBS_PROGRESS: hybrid).
+# read_lat write_bw send_bw"), BENCH_VERBS_ITERS (the programs' -n;
+# unset: their defaults), BENCH_VERBS_PROGRESS (the shim's
+# DPDAT_VERBS_PROGRESS, or SERVER/CLIENT for each side: hybrid).
 set -euo pipefail
 here=$PWD
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 . devtools/lib-bench.sh
 
-usage() { sed -n '/^# Usage:/,/^# DPDAT_VERBS_PROGRESS: hybrid)/s/^# \{0,1\}//p' "$self"; }
+usage() { sed -n '/^# Usage:/,/SERVER\/CLIENT for each side: hybrid)/s/^# \{0,1\}//p' "$self"; }
 
 build=${BUILD:-build}
 quick=${BENCH_QUICK:-0} out=""
@@ -51,7 +52,15 @@ logs=$out/logs-verbs
 rounds=${BENCH_VERBS_ROUNDS:-7}
 [ "$quick" = 0 ] || rounds=${BENCH_VERBS_ROUNDS:-2}
 tests=${BENCH_VERBS_TESTS:-"write_lat read_lat write_bw send_bw"}
-export DPDAT_VERBS_PROGRESS=${BENCH_VERBS_PROGRESS:-hybrid}
+progress=${BENCH_VERBS_PROGRESS:-hybrid}
+prog_s=${progress%/*} prog_c=${progress#*/}
+for p in "$prog_s" "$prog_c"; do
+	case $p in hybrid | thread | inline) ;;
+	*) echo "bench-verbs: BENCH_VERBS_PROGRESS: '$progress' (hybrid, thread, inline, or SERVER/CLIENT)" >&2; exit 2 ;;
+	esac
+done
+iters=()
+[ -z "${BENCH_VERBS_ITERS:-}" ] || iters=(-n "$BENCH_VERBS_ITERS")
 run=$build/app/dpdat-run/dpdat-run
 perf=$build/app/dpdat-perf/dpdat-perf
 for p in "$run" "$perf"; do
@@ -73,17 +82,20 @@ one() {
 	log=$logs/$kind-$t-$port
 	case $kind in
 	perftest)
-		"$run" --dev "net_memif0,role=server,socket=$sock" --ip 198.18.0.1 \
-			"ib_$t" -d dpdat0 -x 0 -s "$s" -p "$port" >"$log.s" 2>&1 &
+		DPDAT_VERBS_PROGRESS=$prog_s "$run" \
+			--dev "net_memif0,role=server,socket=$sock" --ip 198.18.0.1 \
+			"ib_$t" -d dpdat0 -x 0 -s "$s" "${iters[@]}" -p "$port" \
+			>"$log.s" 2>&1 &
 		spid=$!
 		BENCH_PIDS+=("$spid")
 		for _ in $(seq 200); do
 			ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && break
 			sleep 0.05
 		done
-		timeout 120 "$run" --dev "net_memif0,role=client,socket=$sock" \
-			--ip 198.18.0.2 "ib_$t" -d dpdat0 -x 0 -s "$s" -p "$port" \
-			127.0.0.1 >"$log.c" 2>&1 && st=0 || st=$?
+		DPDAT_VERBS_PROGRESS=$prog_c timeout 120 "$run" \
+			--dev "net_memif0,role=client,socket=$sock" \
+			--ip 198.18.0.2 "ib_$t" -d dpdat0 -x 0 -s "$s" "${iters[@]}" \
+			-p "$port" 127.0.0.1 >"$log.c" 2>&1 && st=0 || st=$?
 		# latency: t_typical, column 5; bandwidth: BW average, column 4
 		fig=$(awk -v c="$([ "${t#*_}" = lat ] && echo 5 || echo 4)" \
 			'/#bytes/ { getline; print $c; exit }' "$log.c") ;;
@@ -91,25 +103,30 @@ one() {
 		local tr=dpdat dev=()
 		[ "$kind" = native ] || tr=verbs
 		if [ "$kind" = native ]; then
-			"$perf" "$t" -s "$s" -p "$port" >"$log.s" 2>&1 &
+			"$perf" "$t" -s "$s" "${iters[@]}" -p "$port" \
+				>"$log.s" 2>&1 &
 		else
-			"$run" --dev "net_memif0,role=server,socket=$sock" \
+			DPDAT_VERBS_PROGRESS=$prog_s "$run" \
+				--dev "net_memif0,role=server,socket=$sock" \
 				--ip 198.18.0.1 "$perf" "$t" --transport verbs \
-				-s "$s" -p "$port" >"$log.s" 2>&1 &
+				-s "$s" "${iters[@]}" -p "$port" >"$log.s" 2>&1 &
 		fi
 		spid=$!
 		BENCH_PIDS+=("$spid")
 		if [ "$kind" = native ]; then
 			bench_wait_unix "/tmp/dpdat-perf-$port.sock" 10 || true
-			timeout 120 "$perf" "$t" -s "$s" -p "$port" \
-				--out_json "$log.json" 198.18.0.1 >"$log.c" 2>&1 &&
+			timeout 120 "$perf" "$t" -s "$s" "${iters[@]}" \
+				-p "$port" --out_json "$log.json" 198.18.0.1 \
+				>"$log.c" 2>&1 &&
 				st=0 || st=$?
 		else
 			bench_wait_unix "$sock" 10 || true
 			sleep 0.5	# its rdma_cm listens right after
-			timeout 120 "$run" --dev "net_memif0,role=client,socket=$sock" \
+			DPDAT_VERBS_PROGRESS=$prog_c timeout 120 "$run" \
+				--dev "net_memif0,role=client,socket=$sock" \
 				--ip 198.18.0.2 "$perf" "$t" --transport verbs \
-				-s "$s" -p "$port" --out_json "$log.json" 198.18.0.1 \
+				-s "$s" "${iters[@]}" -p "$port" \
+				--out_json "$log.json" 198.18.0.1 \
 				>"$log.c" 2>&1 && st=0 || st=$?
 		fi
 		fig=$(python3 -c "
@@ -124,7 +141,7 @@ print(r.get('t_typical_us', r.get('bw_avg_mib')))" "$log.json" 2>/dev/null || tr
 
 declare -A vals
 kinds=(perftest dpverbs native)
-echo "bench-verbs: $rounds rounds of ${tests// /, }; memif; shim progress $DPDAT_VERBS_PROGRESS"
+echo "bench-verbs: $rounds rounds of ${tests// /, }; memif; shim progress $progress (server/client)"
 for ((r = 0; r < rounds; r++)); do
 	for t in $tests; do
 		line="round $((r + 1))/$rounds $t:"
@@ -144,31 +161,39 @@ path, tests, rows = sys.argv[1], sys.argv[2].split(), sys.argv[3].splitlines()
 v = {}
 for row in rows:
     f = row.split()
-    v[(f[0], f[1])] = [float(x) for x in f[2:] if x != 'nan']
-med = lambda xs: statistics.median(xs) if xs else math.nan
+    v[(f[0], f[1])] = [float(x) for x in f[2:]]	# nan kept: rounds line up
+fin = lambda xs: [x for x in xs if not math.isnan(x)]
+med = lambda xs: statistics.median(fin(xs)) if fin(xs) else math.nan
+# each round's ratio to the native run of the same round: the machine
+# drifts between slow and fast phases, which a ratio of medians mixes
+rmed = lambda a, b: med([x / y for x, y in zip(a, b) if y])
 res = {}
 print()
-print("%-10s %12s %12s %12s %9s %9s %-6s" % ("test", "perftest", "dpdat-perf", "native",
-      "perftest", "dp-verbs", "goal"))
-print("%-10s %12s %12s %12s %9s %9s %-6s" % ("", "(shim)", "verbs (shim)", "dpdat-perf",
-      "/native", "/native", ""))
+print("%-10s %10s %12s %10s %9s %9s %9s %-6s" % ("test", "perftest", "dpdat-perf",
+      "native", "perftest", "(rounds)", "dp-verbs", "goal"))
+print("%-10s %10s %12s %10s %9s %9s %9s %-6s" % ("", "(shim)", "verbs (shim)",
+      "dpdat-perf", "/native", "", "/native", ""))
 for t in tests:
     lat = t.endswith("_lat")
     p, d, n = (med(v[(t, k)]) for k in ("perftest", "dpverbs", "native"))
     # the shim's cost: latency above native, bandwidth below it
     rp = p / n if n else math.nan
     rd = d / n if n else math.nan
+    rr = rmed(v[(t, "perftest")], v[(t, "native")])
     lim = 1.05 if lat else 0.97
     ok = lambda r: (r <= lim) if lat else (r >= lim)
     goal = "-" if math.isnan(rp) else ("met" if ok(rp) else "missed")
     unit = "us" if lat else "MiB/s"
-    print("%-10s %9.3f %-2s %9.3f %-2s %9.3f %-2s %9.3f %9.3f %-6s" %
-          (t, p, "", d, "", n, "", rp, rd, goal))
+    print("%-10s %10.3f %12.3f %10.3f %9.3f %9.3f %9.3f %-6s" %
+          (t, p, d, n, rp, rr, rd, goal))
     res[t] = {"unit": unit, "perftest": p, "dpdat_perf_verbs": d, "native": n,
-              "perftest_ratio": rp, "dpdat_perf_verbs_ratio": rd, "goal": goal,
-              "runs": {k: v[(t, k)] for k in ("perftest", "dpverbs", "native")}}
+              "perftest_ratio": rp, "perftest_ratio_rounds": rr,
+              "dpdat_perf_verbs_ratio": rd, "goal": goal,
+              "runs": {k: [None if math.isnan(x) else x for x in v[(t, k)]]
+                       for k in ("perftest", "dpverbs", "native")}}
 print("\nlatency: t_typical us (lower is better, goal /native <= 1.05);"
-      " bandwidth: MiB/s (goal /native >= 0.97)")
+      " bandwidth: MiB/s (goal /native >= 0.97). /native: ratio of the"
+      " medians; (rounds): median of each round's ratio")
 json.dump(res, open(path, "w"), indent=1)
 PY
 echo "bench-verbs: $out/verbs.json, logs in $logs"

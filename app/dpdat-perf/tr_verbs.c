@@ -63,22 +63,27 @@ setup(void)
 		perf_die("verbs: event channel: %s", strerror(errno));
 }
 
-/* The next CM event within timeout_ms (to acknowledge), or NULL. */
+/* The next CM event within timeout_ms (to acknowledge), or NULL. It asks
+ * every millisecond: with inline progress (DPDAT_VERBS_PROGRESS=inline)
+ * only the program's calls run the engine, rdma_get_cm_event among them. */
 static struct rdma_cm_event *
 cm_event(int timeout_ms)
 {
 	struct pollfd p = { .fd = ch->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
+	int waited = 0;
 
-	if (rdma_get_cm_event(ch, &ev) == 0)
-		return ev;
-	if (errno != EAGAIN)
-		perf_die("verbs: rdma_get_cm_event: %s", strerror(errno));
-	if (timeout_ms == 0 || poll(&p, 1, timeout_ms) != 1)
-		return NULL;
-	if (rdma_get_cm_event(ch, &ev) != 0)
-		perf_die("verbs: rdma_get_cm_event: %s", strerror(errno));
-	return ev;
+	for (;;) {
+		if (rdma_get_cm_event(ch, &ev) == 0)
+			return ev;
+		if (errno != EAGAIN)
+			perf_die("verbs: rdma_get_cm_event: %s",
+				 strerror(errno));
+		if (waited >= timeout_ms)
+			return NULL;
+		poll(&p, 1, 1);
+		waited++;
+	}
 }
 
 /* Wait for one event of type want and acknowledge it. */

@@ -11,6 +11,8 @@
  * calls these.
  */
 
+#include <sys/epoll.h>
+
 #include <infiniband/verbs.h>
 
 struct dpdat_dev;
@@ -27,5 +29,11 @@ struct dpdat_qp *dpdat_verbs_qp(struct ibv_qp *qp);
 void dpdat_verbs_qp_state(struct ibv_qp *qp, enum ibv_qp_state state);
 /* A QP rdma_cm connects: its verbs state follows the dpdat QP's. */
 void dpdat_verbs_qp_cm(struct ibv_qp *qp);
+/* epoll_wait(epfd, ev, 1, timeout_ms) for a wait on dpdat0's behalf. With
+ * inline progress only the program's calls run the engine, and this one
+ * waits for what the engine receives: it runs the engine and looks again
+ * until an event, the timeout (-1: none) or an error (spinning, as an
+ * inline program polls); with timeout 0, once. */
+int dpdat_verbs_wait_fd(int epfd, struct epoll_event *ev, int timeout_ms);
 
 #endif /* DPDAT_VERBS_PRIVATE_H */

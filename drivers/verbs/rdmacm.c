@@ -406,6 +406,7 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 	struct epoll_event ev;
 	struct cm_ev *e;
 	uint64_t v;
+	bool ran = false;
 	int fl, err;
 
 	if (c == NULL || event == NULL)
@@ -435,12 +436,21 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 		if (read(c->local_fd, &v, sizeof(v)) < 0) {}
 		if (err != 0)
 			break;
-		if (fl >= 0 && (fl & O_NONBLOCK)) {
+		if (fl >= 0 && (fl & O_NONBLOCK) && ran) {
 			err = EAGAIN;
 			break;
 		}
+		ran = true;
+		if (fl >= 0 && (fl & O_NONBLOCK)) {
+			/* inline progress: run the engine once, look again */
+			pthread_mutex_unlock(&c->lock);
+			dpdat_verbs_wait_fd(ch->fd, &ev, 0);
+			pthread_mutex_lock(&c->lock);
+			continue;
+		}
 		pthread_mutex_unlock(&c->lock);
-		if (epoll_wait(ch->fd, &ev, 1, -1) < 0 && errno != EINTR) {
+		if (dpdat_verbs_wait_fd(ch->fd, &ev, -1) < 0 &&
+		    errno != EINTR) {
 			err = errno;
 			pthread_mutex_lock(&c->lock);
 			break;

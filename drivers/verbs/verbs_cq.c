@@ -24,6 +24,7 @@
 #include <rte_common.h>
 #include <rte_errno.h>
 
+#include "dpdat_verbs_private.h"
 #include "verbs_priv.h"
 
 #define DV_POLL_BURST 32
@@ -79,7 +80,8 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq,
 				    void **))(ch, cq, cq_context);
 	/* the application may make the channel's fd non-blocking */
 	fl = fcntl(ch->fd, F_GETFL);
-	n = epoll_wait(ch->fd, &ev, 1, fl >= 0 && (fl & O_NONBLOCK) ? 0 : -1);
+	n = dpdat_verbs_wait_fd(ch->fd, &ev,
+				fl >= 0 && (fl & O_NONBLOCK) ? 0 : -1);
 	if (n <= 0) {
 		if (n == 0)
 			errno = EAGAIN;

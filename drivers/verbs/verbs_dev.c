@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 
 #include <dpdat/dpdat_env.h>
@@ -38,6 +39,7 @@ struct ibv_device dv_device = {
 
 
 static pthread_mutex_t dv_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool dv_inline;		/* DPDAT_VERBS_PROGRESS=inline */
 static struct dpdat_dev *dv_dev;	/* opened once, kept (as the DAT
 					 * plug-in: a memif port is not closed
 					 * safely while its thread runs) */
@@ -209,6 +211,7 @@ dv_open_dev(void)
 		errno = EINVAL;
 		goto out;
 	}
+	dv_inline = dc.progress == DPDAT_PROGRESS_INLINE;
 	dc.port.device = dpdat_env_str("DPDAT_VERBS_DEVICE");
 	dc.port.ipv4 = dpdat_env_str("DPDAT_VERBS_IPV4");
 	if (dpdat_env_uint("DPDAT_VERBS_MTU", 576, 9216, &mtu) < 0) {
@@ -550,4 +553,20 @@ struct dpdat_dev *
 dpdat_verbs_dev(struct ibv_context *ctx)
 {
 	return dv_ours(ctx) ? dv_ctx(ctx)->dev : NULL;
+}
+
+int
+dpdat_verbs_wait_fd(int epfd, struct epoll_event *ev, int timeout_ms)
+{
+	uint64_t end, hz = rte_get_tsc_hz();
+	int n;
+
+	if (!dv_inline || dv_dev == NULL)
+		return epoll_wait(epfd, ev, 1, timeout_ms);
+	end = rte_get_tsc_cycles() + (uint64_t)timeout_ms * hz / 1000;
+	do {
+		dpdat_dev_progress(dv_dev);
+		n = epoll_wait(epfd, ev, 1, 0);
+	} while (n == 0 && (timeout_ms < 0 || rte_get_tsc_cycles() < end));
+	return n;
 }
