@@ -2,18 +2,82 @@
  * Copyright (c) 2026 The dpdat authors
  */
 
+/*
+ * The CUnit runner of every unit test program. DPDAT_UNIT_TEST picks tests
+ * by name: shell patterns (fnmatch), separated by ';', each matched
+ * against "suite/test" and against the test's name alone. A suite none of
+ * whose tests is picked does not run (nor its set-up). DPDAT_UNIT_LIST=1
+ * lists the names instead of running anything.
+ */
+
+#include <fnmatch.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <CUnit/Basic.h>
 
 #include "unit_run.h"
 
+static bool
+name_picked(const char *patterns, const char *suite, const char *test)
+{
+	char full[512], pat[256];
+	const char *p = patterns, *end;
+	size_t n;
+
+	snprintf(full, sizeof(full), "%s/%s", suite, test);
+	while (*p != '\0') {
+		end = strchr(p, ';');
+		n = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (n != 0 && n < sizeof(pat)) {
+			memcpy(pat, p, n);
+			pat[n] = '\0';
+			if (fnmatch(pat, full, 0) == 0 ||
+			    fnmatch(pat, test, 0) == 0)
+				return true;
+		}
+		p += n + (end != NULL);
+	}
+	return false;
+}
+
+/* Leave active only the tests patterns picks (all when NULL); list them
+ * when list. How many are active. */
+static unsigned int
+pick_tests(const char *patterns, bool list)
+{
+	CU_pTestRegistry reg = CU_get_registry();
+	unsigned int picked = 0, in_suite;
+
+	for (CU_pSuite s = reg->pSuite; s != NULL; s = s->pNext) {
+		in_suite = 0;
+		for (CU_pTest t = s->pTest; t != NULL; t = t->pNext) {
+			bool on = patterns == NULL ||
+				  name_picked(patterns, s->pName, t->pName);
+
+			CU_set_test_active(t, on ? CU_TRUE : CU_FALSE);
+			if (on && list)
+				printf("%s/%s\n", s->pName, t->pName);
+			in_suite += on;
+		}
+		CU_set_suite_active(s, in_suite != 0 ? CU_TRUE : CU_FALSE);
+		picked += in_suite;
+	}
+	return picked;
+}
+
 int
 unit_run(CU_SuiteInfo *suites)
 {
-	unsigned int failed;
+	const char *patterns = getenv("DPDAT_UNIT_TEST");
+	const char *list = getenv("DPDAT_UNIT_LIST");
+	unsigned int failed, picked;
 	CU_RunSummary *sum;
 
+	if (patterns != NULL && *patterns == '\0')
+		patterns = NULL;
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	if (CU_register_suites(suites) != CUE_SUCCESS) {
@@ -21,6 +85,19 @@ unit_run(CU_SuiteInfo *suites)
 		CU_cleanup_registry();
 		return 1;
 	}
+	picked = pick_tests(patterns, list != NULL && strcmp(list, "1") == 0);
+	if (list != NULL && strcmp(list, "1") == 0) {
+		CU_cleanup_registry();
+		return 0;
+	}
+	if (picked == 0 && patterns != NULL) {
+		fprintf(stderr, "DPDAT_UNIT_TEST='%s' picks no test "
+			"(DPDAT_UNIT_LIST=1 lists them)\n", patterns);
+		CU_cleanup_registry();
+		return 1;
+	}
+	/* what was not picked is no failure */
+	CU_set_fail_on_inactive(CU_FALSE);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
 	sum = CU_get_run_summary();
@@ -31,6 +108,9 @@ unit_run(CU_SuiteInfo *suites)
 		fprintf(stderr, "no test ran: that is a failure too\n");
 		failed++;
 	}
+	if (patterns != NULL)
+		printf("DPDAT_UNIT_TEST='%s': %u of the program's tests ran\n",
+		       patterns, sum->nTestsRun);
 	CU_cleanup_registry();
 	return failed != 0;
 }
