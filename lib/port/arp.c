@@ -166,26 +166,36 @@ port_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 	}
 }
 
-void
-port_timer(struct dpdat_port *p)
+/* The link's state as the device tells it; the driver's work at each
+ * link up. Whether it is up. */
+static bool
+port_link_watch(struct dpdat_port *p)
+{
+	struct rte_eth_link link = { 0 };
+
+	rte_eth_link_get_nowait(p->port_id, &link);
+	if (link.link_status && !p->link_up && p->drv->link_up != NULL)
+		p->drv->link_up(p);
+	p->link_up = link.link_status;
+	return link.link_status;
+}
+
+/* ARP requests retried and given up; old answers forgotten. */
+static void
+port_neigh_age(struct dpdat_port *p, bool link_up)
 {
 	const uint64_t now = rte_get_tsc_cycles();
 	const uint64_t retry = p->tsc_hz * PORT_ARP_RETRY_MS / 1000;
 	const uint64_t ttl = p->tsc_hz * PORT_NEIGH_TTL_S;
 	const uint64_t failed = p->tsc_hz * PORT_NEIGH_FAILED_MS / 1000;
-	struct rte_eth_link link = { 0 };
 	struct port_neigh *e;
 	unsigned int k;
 
-	rte_eth_link_get_nowait(p->port_id, &link);
-	if (link.link_status && !p->link_up && p->memif)
-		port_memif_prefault(p);
-	p->link_up = link.link_status;
 	for (k = 0; k < PORT_NEIGH_SIZE; k++) {
 		e = &p->neigh[k];
 		if (e->state == NEIGH_INCOMPLETE && e->tries != 0 &&
 		    !p->kernel && now - e->tsc > retry) {
-			if (!link.link_status) {
+			if (!link_up) {
 				/* nothing went out: the link decides, not
 				 * the peer */
 				e->tsc = now;
@@ -206,6 +216,12 @@ port_timer(struct dpdat_port *p)
 			e->tries = 0;
 		}
 	}
+}
+
+void
+port_timer(struct dpdat_port *p)
+{
+	port_neigh_age(p, port_link_watch(p));
 }
 
 int

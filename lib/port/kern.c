@@ -66,10 +66,8 @@
 #define KERN_NUD_VALID	(NUD_PERMANENT | NUD_NOARP | NUD_REACHABLE | \
 			 NUD_PROBE | NUD_STALE | NUD_DELAY)
 
-/* The kernel interface of a PCI device, from sysfs (a NIC the kernel
- * drives beside DPDK, as mlx5 does); -ENOENT when it has none. */
-static int
-kern_pci_ifname(const char *pci, char *ifname)
+int
+port_kern_pci_ifname(const char *pci, char *ifname)
 {
 	char path[PATH_MAX];
 	struct dirent *d;
@@ -90,22 +88,13 @@ kern_pci_ifname(const char *pci, char *ifname)
 	return ret;
 }
 
-int
-port_kern_ifname(const char *device, const char *driver, const char *bus,
-		 char *ifname)
+/* af_xdp and af_packet: the interface iface= names. */
+static int
+kern_iface_devarg(const char *device, const char *bus, char *ifname)
 {
-	char name[RTE_DEV_NAME_MAX_LEN];
-	size_t n = strcspn(device, ",");
-
-	if (strcmp(driver, "net_af_xdp") == 0 ||
-	    strcmp(driver, "net_af_packet") == 0)
-		return port_devarg(device, "iface", ifname, IF_NAMESIZE) &&
-			ifname[0] != '\0' ? 0 : -EINVAL;
-	if (bus == NULL || strcmp(bus, "pci") != 0 || n >= sizeof(name))
-		return -ENOENT;
-	memcpy(name, device, n);
-	name[n] = '\0';
-	return kern_pci_ifname(name, ifname);
+	RTE_SET_USED(bus);
+	return port_devarg(device, "iface", ifname, IF_NAMESIZE) &&
+	       ifname[0] != '\0' ? 0 : -EINVAL;
 }
 
 /* The IPv4 addresses of ifname: how many, the first in *first (when not
@@ -407,8 +396,8 @@ port_kern_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 
 /* ---- af_xdp: dpdat's XDP program -------------------------------------- */
 
-const char *
-port_kern_xdp_prog(void)
+static const char *
+kern_xdp_prog(void)
 {
 	/* where it is installed first: an installed library run as root
 	 * must not load an object from a build tree someone else may write */
@@ -496,8 +485,8 @@ kern_xdp_map(uint32_t prog_id, const char *map_name, char *prog_name)
 	return mfd;
 }
 
-int
-port_kern_xdp_lock(const char *ifname)
+static int
+kern_xdp_lock(const char *ifname)
 {
 	char path[128];
 	struct stat ns;
@@ -521,8 +510,8 @@ port_kern_xdp_lock(const char *ifname)
 	return fd;
 }
 
-void
-port_kern_xdp_stale(const char *ifname)
+static void
+kern_xdp_stale(const char *ifname)
 {
 	char name[BPF_OBJ_NAME_LEN] = "";
 	int ifindex = (int)if_nametoindex(ifname);
@@ -537,7 +526,7 @@ port_kern_xdp_stale(const char *ifname)
 		close(fd);
 	if (strcmp(name, "dpdat_xdp") != 0)
 		return;	/* somebody else's: the PMD will say it is busy */
-	/* we hold the interface's lock (port_kern_xdp_lock), so the dpdat
+	/* we hold the interface's lock (kern_xdp_lock), so the dpdat
 	 * process that put it there is gone: the PMD refuses to attach over
 	 * it */
 	if (bpf_xdp_detach(ifindex, 0, NULL) == 0)
@@ -582,8 +571,8 @@ kern_xdp_config(struct dpdat_port *p)
 
 /* ---- af_packet: the PMD's fanout group -------------------------------- */
 
-int
-port_kern_packet_fanout(const char *ifname)
+static int
+kern_packet_fanout(const char *ifname)
 {
 	struct sockaddr_ll sa = {
 		.sll_family = AF_PACKET,
@@ -663,7 +652,7 @@ kern_udp_guard(struct dpdat_port *p)
 /* ---- set-up and teardown ------------------------------------------------ */
 
 int
-port_kern_start(struct dpdat_port *p, const char *driver)
+port_kern_start(struct dpdat_port *p)
 {
 	int ret = kern_nl_open(p);
 
@@ -676,11 +665,7 @@ port_kern_start(struct dpdat_port *p, const char *driver)
 			 "kernel will not answer ARP for it, so peers cannot "
 			 "reach us (ip addr add it, or use ipv4=auto)",
 			 p->name, p->ifname);
-	if (strcmp(driver, "net_af_xdp") == 0)
-		return kern_xdp_config(p);
-	if (strcmp(driver, "net_af_packet") == 0)
-		kern_udp_guard(p);	/* a warning at worst */
-	return 0;
+	return p->drv->kern_start != NULL ? p->drv->kern_start(p) : 0;
 }
 
 void
@@ -693,3 +678,122 @@ port_kern_stop(struct dpdat_port *p)
 		close(p->guard_fd);
 	p->guard_fd = -1;
 }
+
+/* ---- the two kernel socket drivers' entries (drv.c) -------------------- */
+
+/* Whether the interface iface= names is in this network namespace (0), or
+ * the error said. 1: no iface= (the driver refuses the arguments). */
+static int
+kern_iface_check(const char *device, char *iface)
+{
+	if (port_devarg(device, "iface", iface, IF_NAMESIZE) == NULL)
+		return 1;
+	if (if_nametoindex(iface) != 0)
+		return 0;
+	PORT_LOG(ERR, "%.*s: no interface %s in this network namespace (ip "
+		 "link shows them)", (int)strcspn(device, ","), device, iface);
+	return -ENODEV;
+}
+
+/* dpdat's XDP program unless the user names one (the PMD's default
+ * program takes every frame of the queue, ARP included, from the kernel);
+ * no preferred busy polling: the PMD then makes a recvfrom() of every
+ * empty receive burst, a system call each turn of a spinning engine
+ * (measured in doc/guides/performance.md). */
+static int
+xdp_devargs(const char *device, uint16_t mtu, char *out, size_t len)
+{
+	const char *prog = NULL;
+
+	RTE_SET_USED(mtu);
+	if (strstr(device, "xdp_prog=") == NULL) {
+		prog = kern_xdp_prog();
+		if (prog == NULL) {
+			PORT_LOG(ERR, "%s: dpdat's XDP program (dpdat_xdp.o) "
+				 "not found: build dpdat, set DPDAT_XDP_PROG, or "
+				 "name one with xdp_prog=", device);
+			return -ENOENT;
+		}
+	}
+	return snprintf(out, len, "%s%s%s%s", device,
+			prog ? ",xdp_prog=" : "", prog ? prog : "",
+			strstr(device, "busy_budget=") ? "" : ",busy_budget=0");
+}
+
+/* One dpdat port an interface (its lock), and no program a dead one left. */
+static int
+xdp_pre_probe(struct dpdat_port *p, const char *device)
+{
+	char iface[IF_NAMESIZE];
+	int ret = kern_iface_check(device, iface);
+
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
+	p->xdp_lock = kern_xdp_lock(iface);
+	if (p->xdp_lock < 0)
+		return p->xdp_lock == -EBUSY ? -EBUSY : -ENODEV;
+	kern_xdp_stale(iface);
+	return 0;
+}
+
+static int
+packet_pre_probe(struct dpdat_port *p, const char *device)
+{
+	char iface[IF_NAMESIZE];
+	int ret = kern_iface_check(device, iface);
+
+	RTE_SET_USED(p);
+	if (ret != 0)
+		return ret < 0 ? ret : 0;
+	return kern_packet_fanout(iface);
+}
+
+/* A port that took the fanout id between the look and the probe. */
+static int
+packet_probe_failed(const char *device, int ret)
+{
+	char iface[IF_NAMESIZE];
+
+	RTE_SET_USED(ret);
+	if (port_devarg(device, "iface", iface, sizeof(iface)) != NULL &&
+	    kern_packet_fanout(iface) == -EADDRINUSE)
+		return -EADDRINUSE;
+	return 0;
+}
+
+static int
+packet_kern_start(struct dpdat_port *p)
+{
+	kern_udp_guard(p);	/* a warning at worst */
+	return 0;
+}
+
+/* af_xdp's umem is the pool itself: one object a 4 KiB page. The mempool
+ * header, the mbuf and this data room make 4032 bytes, 63 cache lines (the
+ * mempool pads an even count); frames land after the kernel's
+ * XDP_PACKET_HEADROOM (256). */
+#define XDP_DATA_ROOM	3840
+#define XDP_HEADROOM	256
+
+const struct port_drv port_drv_af_xdp = {
+	.name = "net_af_xdp",
+	.data_room = XDP_DATA_ROOM,
+	.frame_max = XDP_DATA_ROOM - RTE_PKTMBUF_HEADROOM - XDP_HEADROOM,
+	/* DPDK 22.11 takes transmit completions back only once half of its
+	 * 2048-entry completion ring has filled (af_xdp_tx_zc) */
+	.tx_held = 1024,
+	.devargs = xdp_devargs,
+	.pre_probe = xdp_pre_probe,
+	.ifname = kern_iface_devarg,
+	.kern_start = kern_xdp_config,
+	.fail_hint = "af_xdp needs root (or CAP_NET_ADMIN and CAP_BPF), and "
+		     "an MTU XDP accepts (veth: 3506 at most)",
+};
+
+const struct port_drv port_drv_af_packet = {
+	.name = "net_af_packet",
+	.pre_probe = packet_pre_probe,
+	.probe_failed = packet_probe_failed,
+	.ifname = kern_iface_devarg,
+	.kern_start = packet_kern_start,
+};

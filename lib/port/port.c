@@ -39,60 +39,26 @@ RTE_LOG_REGISTER(dpdat_port_logtype, dpdat.port, NOTICE);
 #define PORT_RING_SIZE	1024
 /* one PMTU-4096 RoCEv2 frame per mbuf: 4096 + 78 bytes of headers */
 #define PORT_MBUF_DATA	(4096 + 256)
-/* af_xdp uses the pool as its umem, whose chunks are at most a page: the
- * mempool header, the mbuf and this data room make 4032 bytes, 63 cache
- * lines (the mempool pads an even count); frames land after the kernel's
- * XDP_PACKET_HEADROOM. */
-#define PORT_XDP_DATA_ROOM	3840
 
-/* memif is dpdat's own link (no kernel, no switch): it carries what its
- * buffers hold, so its MTU defaults to RoCE's jumbo one, PMTU 4096 plus
- * the headers (64 KiB WRITE stream: 1.6 times PMTU 1024's). A peer with a
- * smaller MTU still gets its own: the CM settles on the lower PMTU. */
-#define PORT_MEMIF_MTU		4200
-#define PORT_XDP_HEADROOM	256
-
-/* memif chains 2 KiB descriptors for bigger frames by default, and its
- * chained receive path misbehaves when the peer floods it (frames seen
- * again): give it buffers that hold a whole frame unless told otherwise.
- * af_xdp: dpdat's XDP program unless the user names one (the PMD's default
- * program takes every frame of the queue, ARP included, from the kernel). */
+/* The device arguments dpdat probes: the user's, with %l filled in and
+ * what the link kind adds (drv.c). */
 int
 port_devargs(const char *given, uint16_t mtu, char *out, size_t len)
 {
-	unsigned int bsize = 2048;
-	const char *prog;
+	const struct port_drv *drv;
 	char device[512];
 	int n;
 
 	n = port_devargs_expand(given, device, sizeof(device));
 	if (n < 0)
 		return n;
-
-	while (bsize < (unsigned int)mtu + RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN)
-		bsize <<= 1;
-	if (strncmp(device, "net_memif", 9) == 0 &&
-	    strstr(device, "bsize=") == NULL) {
-		n = snprintf(out, len, "%s,bsize=%u", device, bsize);
-	} else if (strncmp(device, "net_af_xdp", 10) == 0) {
-		prog = strstr(device, "xdp_prog=") ? NULL : port_kern_xdp_prog();
-		if (prog == NULL && strstr(device, "xdp_prog=") == NULL) {
-			PORT_LOG(ERR, "%s: dpdat's XDP program (dpdat_xdp.o) "
-				 "not found: build dpdat, set DPDAT_XDP_PROG, or "
-				 "name one with xdp_prog=", device);
-			return -ENOENT;
-		}
-		/* the PMD's preferred busy polling makes a recvfrom() of
-		 * every empty receive burst: a spinning engine pays a system
-		 * call each turn (write_lat 8 B over veth: 9.0 -> 5.7 us,
-		 * bandwidth the same) */
-		n = snprintf(out, len, "%s%s%s%s", device,
-			     prog ? ",xdp_prog=" : "", prog ? prog : "",
-			     strstr(device, "busy_budget=") ? "" :
-			     ",busy_budget=0");
-	} else {
+	drv = port_drv_of(device);
+	if (drv->devargs != NULL)
+		n = drv->devargs(device, mtu, out, len);
+	else
 		n = snprintf(out, len, "%s", device);
-	}
+	if (n == -ENOENT)
+		return n;
 	return n < 0 || (size_t)n >= len ? -EINVAL : 0;
 }
 
@@ -116,38 +82,12 @@ port_devarg(const char *device, const char *key, char *out, size_t len)
 	return NULL;
 }
 
-/* A memif server socket left by a process that died (nobody accepts on
- * it) would make the probe fail with EADDRINUSE: remove it. */
-static void
-memif_stale_socket(const char *device)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char role[16], path[sizeof(sa.sun_path)];
-	int fd;
-
-	if (strncmp(device, "net_memif", 9) != 0 ||
-	    (port_devarg(device, "role", role, sizeof(role)) != NULL &&
-	     strcmp(role, "server") != 0) ||
-	    port_devarg(device, "socket", path, sizeof(path)) == NULL ||
-	    path[0] == '@' || access(path, F_OK) != 0)
-		return;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	if (fd < 0)
-		return;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 &&
-	    errno == ECONNREFUSED && unlink(path) == 0)
-		PORT_LOG(NOTICE, "removed %s: a socket nobody serves", path);
-	close(fd);
-}
-
 /* Probe devargs unless a port of that name (or the device named by the
  * devargs) already exists; return its port id. */
 static int
-port_find_or_probe(const char *device, uint16_t *port_id, bool *probed,
-		   int *xdp_lock)
+port_find_or_probe(struct dpdat_port *p, const char *device)
 {
-	char name[RTE_DEV_NAME_MAX_LEN], iface[IF_NAMESIZE] = "";
+	char name[RTE_DEV_NAME_MAX_LEN];
 	const char *comma = strchr(device, ',');
 	size_t n = comma ? (size_t)(comma - device) : strlen(device);
 	int ret;
@@ -156,48 +96,27 @@ port_find_or_probe(const char *device, uint16_t *port_id, bool *probed,
 		return -EINVAL;
 	memcpy(name, device, n);
 	name[n] = '\0';
-	*probed = false;
-	if (rte_eth_dev_get_port_by_name(name, port_id) == 0)
+	p->probed = false;
+	if (rte_eth_dev_get_port_by_name(name, &p->port_id) == 0)
 		return 0;
-	memif_stale_socket(device);
-	if (strncmp(device, "net_af_", 7) == 0 &&
-	    port_devarg(device, "iface", iface, sizeof(iface)) != NULL) {
-		if (if_nametoindex(iface) == 0) {
-			PORT_LOG(ERR, "%s: no interface %s in this network "
-				 "namespace (ip link shows them)", name, iface);
-			return -ENODEV;
-		}
-		if (strncmp(device, "net_af_xdp", 10) == 0) {
-			*xdp_lock = port_kern_xdp_lock(iface);
-			if (*xdp_lock < 0)
-				return *xdp_lock == -EBUSY ? -EBUSY : -ENODEV;
-			port_kern_xdp_stale(iface);
-		} else if (strncmp(device, "net_af_packet", 13) == 0) {
-			ret = port_kern_packet_fanout(iface);
-			if (ret < 0)
-				return ret;
-		}
+	if (p->drv->pre_probe != NULL) {
+		ret = p->drv->pre_probe(p, device);
+		if (ret < 0)
+			return ret;
 	}
 	ret = rte_dev_probe(device);
-	/* a port that took the id between the look and the probe */
-	if (ret < 0 && iface[0] != '\0' &&
-	    strncmp(device, "net_af_packet", 13) == 0 &&
-	    port_kern_packet_fanout(iface) == -EADDRINUSE)
-		return -EADDRINUSE;
 	if (ret < 0) {
-		if (strncmp(device, "net_", 4) != 0)
-			PORT_LOG(ERR, "cannot probe PCI device '%s' (%s): is it "
-				 "bound to vfio-pci or a bifurcated driver "
-				 "(mlx5), and allowed to the EAL (-a)? "
-				 "dpdk-devbind.py -s lists devices", name,
-				 rte_strerror(-ret));
-		else
-			PORT_LOG(ERR, "cannot probe '%s': %s", device,
-				 rte_strerror(-ret));
+		int why = p->drv->probe_failed != NULL ?
+			  p->drv->probe_failed(device, ret) : 0;
+
+		if (why != 0)
+			return why;
+		PORT_LOG(ERR, "cannot probe '%s': %s", device,
+			 rte_strerror(-ret));
 		return -ENODEV;
 	}
-	*probed = true;
-	if (rte_eth_dev_get_port_by_name(name, port_id) != 0) {
+	p->probed = true;
+	if (rte_eth_dev_get_port_by_name(name, &p->port_id) != 0) {
 		/* probed under another name: undo, we cannot find it */
 		rte_eal_hotplug_remove("vdev", name);
 		return -ENODEV;
@@ -266,19 +185,8 @@ port_detach(uint16_t port_id)
 	}
 }
 
-/* True for a memif device in the client role (memif's default is server). */
-static bool
-memif_client(const char *device)
-{
-	char role[16];
-
-	return strncmp(device, "net_memif", 9) == 0 &&
-	       port_devarg(device, "role", role, sizeof(role)) != NULL &&
-	       strcmp(role, "client") == 0;
-}
-
 /* Poll the link every 10 ms for up to ms milliseconds. */
-static int
+int
 port_wait_link(struct dpdat_port *p, uint64_t ms)
 {
 	struct rte_eth_link link;
@@ -293,90 +201,6 @@ port_wait_link(struct dpdat_port *p, uint64_t ms)
 	return -ETIMEDOUT;
 }
 
-/* Whether a memif server listens on path: a file, or an abstract socket
- * (memif's default, socket-abstract=yes), which shows as "@path" in
- * /proc/net/unix. */
-static bool
-memif_listening(const char *path, bool abstract)
-{
-	char line[512], *name;
-	bool found = false;
-	size_t n;
-	FILE *f;
-
-	if (!abstract)
-		return access(path, F_OK) == 0;
-	f = fopen("/proc/net/unix", "r");
-	if (f == NULL)
-		return true;	/* cannot tell: try */
-	while (!found && fgets(line, sizeof(line), f) != NULL) {
-		n = strcspn(line, "\n");
-		line[n] = '\0';
-		name = strrchr(line, ' ');
-		found = name != NULL && name[1] == '@' &&
-			strcmp(name + 2, path) == 0;
-	}
-	fclose(f);
-	return found;
-}
-
-/* Start the port. A memif client cannot start until its server's socket
- * accepts (DPDK 22.11 connects once, in dev_start): it waits for up to
- * wait_s seconds, so that two processes can be started in either order,
- * and tries again whenever the socket is there (every 100 ms while it
- * refuses). A server refuses the handshake between its probe, which opens
- * the socket, and its own start ("disabled"), and memif never tries
- * again: a client whose link is not up 2 s after a start stops and starts
- * once more, within the same wait_s. */
-static int
-port_start(struct dpdat_port *p, const char *device, unsigned int wait_s)
-{
-	uint64_t end = rte_get_timer_cycles() + wait_s * rte_get_timer_hz();
-	char path[108] = "/run/memif.sock", abs[8] = "yes";	/* defaults */
-	bool said = false, abstract;
-	int ret;
-
-	if (!memif_client(device))
-		return rte_eth_dev_start(p->port_id);
-	port_devarg(device, "socket", path, sizeof(path));
-	port_devarg(device, "socket-abstract", abs, sizeof(abs));
-	abstract = strcmp(abs, "no") != 0;
-	for (;;) {
-		ret = rte_eth_dev_start(p->port_id);
-		if (ret == 0) {
-			uint64_t now = rte_get_timer_cycles();
-
-			if (now >= end || port_wait_link(p, RTE_MIN((uint64_t)2000,
-			    (end - now) * 1000 / rte_get_timer_hz())) == 0 ||
-			    rte_get_timer_cycles() >= end)
-				return 0;	/* the link wait decides */
-			PORT_LOG(NOTICE, "%s: no memif handshake 2 s after "
-				 "connecting: connecting again", p->name);
-			rte_eth_dev_stop(p->port_id);
-			continue;
-		}
-		if (rte_get_timer_cycles() >= end)
-			break;
-		if (!said) {
-			PORT_LOG(NOTICE, "%s: waiting up to %u s for a memif "
-				 "server at %s%s", p->name, wait_s,
-				 abstract ? "@" : "", path);
-			said = true;
-		}
-		do
-			rte_delay_us_sleep(100 * 1000);
-		while (!memif_listening(path, abstract) &&
-		       rte_get_timer_cycles() < end);
-	}
-	if (ret < 0 && !memif_listening(path, abstract)) {
-		PORT_LOG(ERR, "%s: no memif server at %s%s%s", p->name,
-			 abstract ? "@" : "", path,
-			 wait_s ? " (gave up waiting)" : "");
-		ret = -ECONNREFUSED;
-	}
-	return ret;
-}
-
 static int
 port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 {
@@ -389,9 +213,8 @@ port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 	ret = rte_eth_dev_info_get(p->port_id, &di);
 	if (ret < 0)
 		return ret;
-	p->memif = strcmp(di.driver_name, "net_memif") == 0;
-	if (p->memif)
-		port_guard_enable(p);
+	if (p->drv->configure != NULL)
+		p->drv->configure(p);
 	p->tx_offloads = di.tx_offload_capa &
 		(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM | RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 	conf.txmode.offloads = p->tx_offloads;
@@ -400,10 +223,7 @@ port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 	dev_mtu = RTE_MIN((uint32_t)di.max_mtu, di.max_rx_pktlen -
 			  RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN);
 	if (p->mtu > dev_mtu) {
-		/* memif carries frames of any size as descriptor chains but
-		 * advertises a 1500 MTU in DPDK 22.11: the MTU is ours to
-		 * keep. Other devices mean what they say. */
-		if (strcmp(di.driver_name, "net_memif") != 0) {
+		if (!p->drv->own_mtu) {
 			PORT_LOG(ERR, "%s: MTU %u above the device's %u",
 				 p->name, p->mtu, dev_mtu);
 			return -EINVAL;
@@ -432,23 +252,23 @@ port_configure(struct dpdat_port *p, const char *device, unsigned int wait_s)
 	ret = rte_eth_macaddr_get(p->port_id, &p->mac);
 	if (ret < 0)
 		return ret;
-	ret = port_start(p, device, wait_s);
+	ret = p->drv->start != NULL ? p->drv->start(p, device, wait_s) :
+	      rte_eth_dev_start(p->port_id);
 	if (ret < 0)
 		return ret;
 	return port_steer_rules(p);
 }
 
-/* The frame limit of the device with dpdat's pool: af_xdp receives into
- * the pool's own buffers after the XDP headroom. */
+/* The frame limit of the device with dpdat's pool (af_xdp receives into
+ * the pool's own buffers after the XDP headroom). */
 static uint32_t
-port_dev_frame_max(const struct rte_eth_dev_info *di)
+port_dev_frame_max(const struct dpdat_port *p, const struct rte_eth_dev_info *di)
 {
 	uint32_t max = RTE_MIN((uint32_t)di->max_mtu + RTE_ETHER_HDR_LEN,
 			       di->max_rx_pktlen - RTE_ETHER_CRC_LEN);
 
-	if (strcmp(di->driver_name, "net_af_xdp") == 0)
-		max = RTE_MIN(max, (uint32_t)(PORT_XDP_DATA_ROOM -
-				RTE_PKTMBUF_HEADROOM - PORT_XDP_HEADROOM));
+	if (p->drv->frame_max != 0)
+		max = RTE_MIN(max, (uint32_t)p->drv->frame_max);
 	return max;
 }
 
@@ -468,10 +288,11 @@ port_identity(struct dpdat_port *p, const struct dpdat_port_conf *conf,
 	ret = rte_eth_dev_info_get(p->port_id, &di);
 	if (ret < 0)
 		return ret;
-	snprintf(p->driver, sizeof(p->driver), "%s", di.driver_name);
-	ret = port_kern_ifname(devargs, di.driver_name,
-			       di.device ? rte_bus_name(rte_dev_bus(di.device)) :
-			       NULL, p->ifname);
+	p->drv = port_drv_of(di.driver_name);
+	ret = p->drv->ifname == NULL ? -ENOENT :
+	      p->drv->ifname(devargs, di.device ?
+			     rte_bus_name(rte_dev_bus(di.device)) : NULL,
+			     p->ifname);
 	p->kernel = ret == 0;
 	if (ret == -EINVAL) {
 		PORT_LOG(ERR, "%s: iface= missing", p->name);
@@ -498,7 +319,7 @@ port_identity(struct dpdat_port *p, const struct dpdat_port_conf *conf,
 			 p->ifname, p->ifname);
 		return -EADDRNOTAVAIL;
 	}
-	dmax = port_dev_frame_max(&di) - RTE_ETHER_HDR_LEN;
+	dmax = port_dev_frame_max(p, &di) - RTE_ETHER_HDR_LEN;
 	if (conf->mtu > kmtu || conf->mtu > dmax) {
 		PORT_LOG(ERR, "%s: MTU %u above %s's %u (%s)", p->name,
 			 conf->mtu, conf->mtu > kmtu ? p->ifname : di.driver_name,
@@ -595,28 +416,25 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		return NULL;
 	}
 	p->ip = a.s_addr;
-	p->mtu = conf->mtu ? conf->mtu :
-		 strncmp(conf->device, "net_memif", 9) == 0 ? PORT_MEMIF_MTU :
-		 1500;
+	p->drv = port_drv_of(conf->device);	/* confirmed once probed */
+	p->mtu = conf->mtu ? conf->mtu : p->drv->mtu ? p->drv->mtu : 1500;
 	p->guard_fd = -1;
 	p->xdp_lock = -1;
 	p->tsc_hz = rte_get_tsc_hz();
-	p->dev_rx = port_dev_rx;	/* memif's are guarded: port_configure */
+	p->dev_rx = port_dev_rx;	/* or guarded: drv->configure */
 	p->dev_tx = port_dev_tx;
 	port_path_update(p);
 	ret = port_devargs(conf->device, p->mtu, devargs, sizeof(devargs));
 	if (ret == 0)
-		ret = port_find_or_probe(devargs, &p->port_id, &p->probed,
-					 &p->xdp_lock);
+		ret = port_find_or_probe(p, devargs);
 	if (ret < 0)
 		goto err_free;
 	rte_eth_dev_get_name_by_port(p->port_id, p->name);
 	ret = port_identity(p, conf, devargs);
 	if (ret < 0)
 		goto err_detach;
-	/* af_xdp's umem is the pool itself: one object a 4 KiB page */
-	room = strcmp(p->driver, "net_af_xdp") == 0 ? PORT_XDP_DATA_ROOM :
-		RTE_PKTMBUF_HEADROOM + PORT_MBUF_DATA;
+	room = p->drv->data_room ? p->drv->data_room :
+	       RTE_PKTMBUF_HEADROOM + PORT_MBUF_DATA;
 	snprintf(pool_name, sizeof(pool_name), "dpdat_p%u_%u", p->port_id,
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	p->pool = rte_pktmbuf_pool_create(pool_name,
@@ -629,7 +447,7 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	if (conf->queues > 1) {
 		/* RSS, af_xdp channels, af_packet fanout and the kernel's
 		 * share of the traffic are not wired to queues yet */
-		if (strcmp(p->driver, "net_memif") != 0) {
+		if (!p->drv->queues) {
 			PORT_LOG(ERR, "%s: %u queues: only memif gives dpdat "
 				 "several queues so far", p->name,
 				 conf->queues);
@@ -644,14 +462,13 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	ret = port_configure(p, devargs, conf->link_wait_s);
 	if (ret < 0) {
 		PORT_LOG(ERR, "%s: configure: %s", p->name, rte_strerror(-ret));
-		if (strcmp(p->driver, "net_af_xdp") == 0)
-			PORT_LOG(ERR, "%s: af_xdp on %s: root (or CAP_NET_ADMIN "
-				 "and CAP_BPF) needed, and an MTU XDP accepts "
-				 "(veth: 3506 at most)", p->name, p->ifname);
+		if (p->drv->fail_hint != NULL)
+			PORT_LOG(ERR, "%s on %s: %s", p->name, p->ifname,
+				 p->drv->fail_hint);
 		goto err_pool;
 	}
 	if (p->kernel) {
-		ret = port_kern_start(p, p->driver);
+		ret = port_kern_start(p);
 		if (ret < 0)
 			goto err_stop;
 	}

@@ -88,6 +88,58 @@ struct port_group {
 	struct rte_mempool *pool[PORT_MAX_QUEUES];
 };
 
+/* drv.c: what dpdat does differently on each kind of link, one entry per
+ * DPDK driver it knows, chosen once as the port is created (p->drv): the
+ * rest of lib/port asks the entry and never names a driver (DPDK's own
+ * answer is eth_dev_ops). Every member may be 0 or NULL: the default. */
+struct dpdat_port;
+struct port_drv {
+	const char *name;	/* DPDK's driver name, and the prefix of the
+				 * device names that pick the entry before
+				 * the probe; NULL: any other device */
+	uint16_t mtu;		/* the MTU when the application names none
+				 * and no kernel interface has one (1500) */
+	uint16_t data_room;	/* the pool's mbuf data room */
+	uint16_t frame_max;	/* the longest frame its buffers hold, below
+				 * what the device advertises */
+	uint16_t tx_held;	/* sent mbufs the device may hold until
+				 * later bursts (a pool's count lags) */
+	bool own_mtu;		/* the device's advertised MTU does not bind
+				 * dpdat (memif carries any frame) */
+	bool queues;		/* several dpdat queues on one device */
+	bool tx_copies;		/* it copies every frame it sends anyway:
+				 * zero-copy transmit only adds work */
+	/* the device arguments dpdat probes for the user's (into out) */
+	int (*devargs)(const char *device, uint16_t mtu, char *out,
+		       size_t len);
+	/* before the probe of device (stale state, locks, collisions) */
+	int (*pre_probe)(struct dpdat_port *p, const char *device);
+	/* after a probe that failed with ret: the error to give (said), or
+	 * 0 for -ENODEV and the generic message */
+	int (*probe_failed)(const char *device, int ret);
+	/* the kernel interface the device sits on: 0, -ENOENT when none,
+	 * -EINVAL when the arguments lack it */
+	int (*ifname)(const char *device, const char *bus, char *ifname);
+	/* before rte_eth_dev_configure */
+	void (*configure)(struct dpdat_port *p);
+	/* rte_eth_dev_start, or the driver's own way to start */
+	int (*start)(struct dpdat_port *p, const char *device,
+		     unsigned int wait_s);
+	/* beside the kernel, once started (XDP program, UDP port guard) */
+	int (*kern_start)(struct dpdat_port *p);
+	/* each time the link comes up (port_timer) */
+	void (*link_up)(struct dpdat_port *p);
+	/* said when the device cannot be configured */
+	const char *fail_hint;
+};
+
+extern const struct port_drv port_drv_memif;		/* memif.c */
+extern const struct port_drv port_drv_af_xdp;		/* kern.c */
+extern const struct port_drv port_drv_af_packet;	/* kern.c */
+/* The entry of a device name ("net_memif0,...") or a DPDK driver name
+ * ("net_memif"): never NULL (drv.c's for any other device). */
+const struct port_drv *port_drv_of(const char *name);
+
 /* A burst of the port: the device's (plain or guarded), or a transmit path
  * with optional work. Returns the number of frames taken. */
 typedef uint16_t (*port_burst_t)(struct dpdat_port *p, struct rte_mbuf **pkts,
@@ -125,12 +177,11 @@ struct dpdat_port {
 	uint64_t fault_dup_lost;
 	struct port_capture *cap;	/* NULL unless capturing */
 	bool isolated;		/* rte_flow isolated mode */
-	bool memif;		/* the device is DPDK's memif */
+	const struct port_drv *drv;	/* the link kind's quirks (drv.c) */
 	bool link_up;		/* as port_timer() last saw it */
 	struct rte_flow *flows[2];	/* RoCEv2 and ARP steering */
 	/* kern.c: the kernel owns the interface, its address and ARP */
 	bool kernel;
-	char driver[32];		/* DPDK driver name */
 	char ifname[16];		/* IF_NAMESIZE */
 	int ifindex;
 	struct mnl_socket *nl;		/* rtnetlink, for neighbours */
@@ -195,7 +246,8 @@ int port_frame_tos(struct dpdat_port *p, struct rte_mbuf *m, uint32_t dst_ip,
  * after PORT_ARP_TRIES unanswered requests. */
 int port_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac);
 
-/* Retries and expiry of the neighbour table; call now and then. */
+/* Now and then (the engine, about every millisecond): the link watched
+ * (the driver's link_up work), neighbour retries and expiry. */
 void port_timer(struct dpdat_port *p);
 
 /* The device's bursts, unguarded; transmit counts what the device took. */
@@ -303,21 +355,18 @@ const char *port_devarg(const char *device, const char *key, char *out,
  * rank is known, -EINVAL on a bad rank, another '%' or no room (logged) */
 int port_devargs_expand(const char *device, char *out, size_t len);
 
+/* Poll the link every 10 ms for up to ms milliseconds: 0 or -ETIMEDOUT. */
+int port_wait_link(struct dpdat_port *p, uint64_t ms);
+
 /* kern.c: ports on an interface the kernel owns (af_xdp, af_packet, a PCI
- * NIC with a kernel netdev). port_kern_ifname: that interface, -ENOENT when
- * the device has none; the address, MTU and XDP helpers take its name. */
-int port_kern_ifname(const char *device, const char *driver, const char *bus,
-		     char *ifname);
+ * NIC with a kernel netdev); the address and MTU helpers take its name.
+ * port_kern_pci_ifname: a PCI device's interface, from sysfs (a NIC the
+ * kernel drives beside DPDK, as mlx5 does), -ENOENT when it has none.
+ * port_kern_start: the driver's kern_start, after rtnetlink is open. */
+int port_kern_pci_ifname(const char *pci, char *ifname);
 int port_kern_ipv4(const char *ifname, uint32_t *ip);
 int port_kern_mtu(const char *ifname, uint16_t *mtu);
-const char *port_kern_xdp_prog(void);
-int port_kern_xdp_lock(const char *ifname);
-void port_kern_xdp_stale(const char *ifname);
-/* -EADDRINUSE (said) when DPDK's af_packet driver cannot join its fanout
- * group on ifname: another process's port holds the id on another
- * interface */
-int port_kern_packet_fanout(const char *ifname);
-int port_kern_start(struct dpdat_port *p, const char *driver);
+int port_kern_start(struct dpdat_port *p);
 void port_kern_stop(struct dpdat_port *p);
 /* port_resolve() on such a port: the kernel's neighbour table */
 int port_kern_resolve(struct dpdat_port *p, uint32_t ip,

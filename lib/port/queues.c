@@ -140,7 +140,6 @@ dpdat_port_attach(struct dpdat_port *first)
 	p->port_id = first->port_id;
 	p->grp = g;
 	memcpy(p->name, first->name, sizeof(p->name));
-	memcpy(p->driver, first->driver, sizeof(p->driver));
 	p->mac = first->mac;
 	p->ip = first->ip;
 	p->mtu = first->mtu;
@@ -148,7 +147,7 @@ dpdat_port_attach(struct dpdat_port *first)
 	p->tsc_hz = first->tsc_hz;
 	p->dev_rx = first->dev_rx;	/* memif's guarded bursts */
 	p->dev_tx = first->dev_tx;
-	p->memif = first->memif;
+	p->drv = first->drv;
 	p->link_up = true;
 	p->xdp_lock = -1;
 	p->guard_fd = -1;

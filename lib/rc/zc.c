@@ -36,8 +36,8 @@ rc_zc_pool_create(struct dpdat_dev *dev)
 
 	const char *why = NULL;
 
-	/* memif copies every frame into its shared rings anyway: attaching
-	 * the payload only adds work there (measured ~0.9x), so it is off
+	/* a device that copies every frame anyway (memif, into its shared
+	 * rings) only has more work with the payload attached: off there
 	 * unless DPDAT_ZEROCOPY=1 asks for it */
 	if (set < 0)
 		return set;
@@ -45,9 +45,8 @@ rc_zc_pool_create(struct dpdat_dev *dev)
 		why = "the device sends no chained mbufs";
 	else if (set == 0 && !zc)
 		why = "DPDAT_ZEROCOPY=0";
-	else if (set != 0 &&
-		 strncmp(dev->port->name, "net_memif", 9) == 0)
-		why = "memif copies anyway; DPDAT_ZEROCOPY=1 forces it";
+	else if (set != 0 && dev->port->drv->tx_copies)
+		why = "the device copies anyway; DPDAT_ZEROCOPY=1 forces it";
 	if (why != NULL) {
 		RC_LOG(INFO, "%s: zero-copy transmit off (%s)", dev->port->name,
 		       why);

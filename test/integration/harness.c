@@ -119,7 +119,7 @@ h_addr_parse(const char *s, struct dpdat_qp_remote *r)
 unsigned int
 h_dev_slack(struct dpdat_port *port)
 {
-	return strcmp(port->driver, "net_af_xdp") == 0 ? 1024 : 0;
+	return port->drv->tx_held;
 }
 
 int
