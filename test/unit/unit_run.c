@@ -3,11 +3,15 @@
  */
 
 /*
- * The CUnit runner of every unit test program. DPDAT_UNIT_TEST picks tests
- * by name: shell patterns (fnmatch), separated by ';', each matched
- * against "suite/test" and against the test's name alone. A suite none of
- * whose tests is picked does not run (nor its set-up). DPDAT_UNIT_LIST=1
- * lists the names instead of running anything.
+ * The CUnit runner of every unit test program. Tests are picked by name:
+ * shell patterns (fnmatch), each matched against "suite/test" and against
+ * the test's name alone, from the program's arguments (--test PATTERN, or
+ * --test=PATTERN, as often as needed: meson test -C build rc
+ * --test-args='--test rc_wire/PSN*') and from DPDAT_UNIT_TEST (';' between
+ * patterns). A suite none of whose tests is picked does not run (nor its
+ * set-up). --list or DPDAT_UNIT_LIST=1 lists the names instead of running
+ * anything. The arguments are read from /proc/self/cmdline, so that no
+ * program's main() has to pass them (some take arguments of their own).
  */
 
 #include <fnmatch.h>
@@ -19,6 +23,42 @@
 #include <CUnit/Basic.h>
 
 #include "unit_run.h"
+
+/* The --test patterns of the command line and DPDAT_UNIT_TEST, joined by
+ * ';' into buf (NULL when none); *list when --list is there. */
+static const char *
+cmdline_patterns(char *buf, size_t len, bool *list)
+{
+	const char *env = getenv("DPDAT_UNIT_TEST");
+	char args[8192], *a, *end;
+	size_t n = 0, k;
+	FILE *f;
+
+	buf[0] = '\0';
+	f = fopen("/proc/self/cmdline", "re");
+	k = f != NULL ? fread(args, 1, sizeof(args) - 1, f) : 0;
+	if (f != NULL)
+		fclose(f);
+	args[k] = '\0';
+	end = args + k;
+	for (a = args + strlen(args) + 1; a < end; a += strlen(a) + 1) {
+		const char *pat = NULL;
+
+		if (strcmp(a, "--list") == 0)
+			*list = true;
+		else if (strncmp(a, "--test=", 7) == 0)
+			pat = a + 7;
+		else if (strcmp(a, "--test") == 0 && a + strlen(a) + 1 < end)
+			pat = a += strlen(a) + 1;
+		if (pat != NULL && n + strlen(pat) + 2 < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s%s",
+					      n ? ";" : "", pat);
+	}
+	if (env != NULL && *env != '\0' && n + strlen(env) + 2 < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ";" : "",
+				      env);
+	return n != 0 ? buf : NULL;
+}
 
 static bool
 name_picked(const char *patterns, const char *suite, const char *test)
@@ -71,13 +111,14 @@ pick_tests(const char *patterns, bool list)
 int
 unit_run(CU_SuiteInfo *suites)
 {
-	const char *patterns = getenv("DPDAT_UNIT_TEST");
-	const char *list = getenv("DPDAT_UNIT_LIST");
+	const char *env_list = getenv("DPDAT_UNIT_LIST");
+	bool list = env_list != NULL && strcmp(env_list, "1") == 0;
 	unsigned int failed, picked;
+	const char *patterns;
 	CU_RunSummary *sum;
+	char buf[4096];
 
-	if (patterns != NULL && *patterns == '\0')
-		patterns = NULL;
+	patterns = cmdline_patterns(buf, sizeof(buf), &list);
 	if (CU_initialize_registry() != CUE_SUCCESS)
 		return 1;
 	if (CU_register_suites(suites) != CUE_SUCCESS) {
@@ -85,14 +126,14 @@ unit_run(CU_SuiteInfo *suites)
 		CU_cleanup_registry();
 		return 1;
 	}
-	picked = pick_tests(patterns, list != NULL && strcmp(list, "1") == 0);
-	if (list != NULL && strcmp(list, "1") == 0) {
+	picked = pick_tests(patterns, list);
+	if (list) {
 		CU_cleanup_registry();
 		return 0;
 	}
 	if (picked == 0 && patterns != NULL) {
-		fprintf(stderr, "DPDAT_UNIT_TEST='%s' picks no test "
-			"(DPDAT_UNIT_LIST=1 lists them)\n", patterns);
+		fprintf(stderr, "tests '%s': none picked (--list or "
+			"DPDAT_UNIT_LIST=1 lists them)\n", patterns);
 		CU_cleanup_registry();
 		return 1;
 	}
@@ -109,7 +150,7 @@ unit_run(CU_SuiteInfo *suites)
 		failed++;
 	}
 	if (patterns != NULL)
-		printf("DPDAT_UNIT_TEST='%s': %u of the program's tests ran\n",
+		printf("tests '%s': %u of the program's tests ran\n",
 		       patterns, sum->nTestsRun);
 	CU_cleanup_registry();
 	return failed != 0;
