@@ -118,6 +118,20 @@ fatal(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
 }
 
 /* Queue a READ to answer (new or duplicate). */
+/* A request's key, range and privilege against the QP and the region
+ * (resp_access); a failure breaks the QP with a remote access NAK at psn.
+ * Whether it passed; *x (when not NULL) then holds the translation. */
+static bool
+resp_check_rkey(struct dpdat_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
+		uint32_t priv, struct dpdat_mr_xlat *x, uint32_t psn)
+{
+	if (likely(resp_access(qp, rkey, va, len, priv, x) ==
+		   DPDAT_MR_CHECK_OK))
+		return true;
+	fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+	return false;
+}
+
 static int
 read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	     uint32_t psn, bool dup)
@@ -497,12 +511,9 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 			fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 			return;
 		}
-		if (resp_access(qp, rkey, va, len,
-				DPDAT_MEM_PRIV_REMOTE_WRITE, NULL) !=
-		    DPDAT_MR_CHECK_OK) {
-			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+		if (!resp_check_rkey(qp, rkey, va, len,
+				     DPDAT_MEM_PRIV_REMOTE_WRITE, NULL, psn))
 			return;
-		}
 		qp->wva = va;
 		qp->wrkey = rkey;
 		qp->wleft = len;
@@ -518,12 +529,9 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	}
 	if (paylen != 0) {
 		/* per packet: the region may have been freed meanwhile */
-		if (resp_access(qp, qp->wrkey, qp->wva, paylen,
-				DPDAT_MEM_PRIV_REMOTE_WRITE, &x) !=
-		    DPDAT_MR_CHECK_OK) {
-			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+		if (!resp_check_rkey(qp, qp->wrkey, qp->wva, paylen,
+				     DPDAT_MEM_PRIV_REMOTE_WRITE, &x, psn))
 			return;
-		}
 		rc_mbuf_copy(m, off, x.addr, paylen);
 	}
 	qp->wva += paylen;
@@ -600,44 +608,60 @@ read_was_seen(const struct dpdat_qp *qp, uint64_t va, uint32_t rkey,
 	return false;
 }
 
+/* A READ asked for again (its PSN before epsn): answered again only
+ * inside a READ accepted before (read_was_seen, which cuts it to that
+ * READ), with the key still valid; anything else is dropped: a wrong key
+ * on a duplicate breaks nothing, so answering it would be a free way to
+ * test keys. */
 static void
-do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
-	unsigned int off, bool dup)
+read_replay(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
+	    unsigned int off)
 {
 	uint64_t va;
 	uint32_t rkey, len, npkts;
 	bool sent;
 
 	read_reth(m, off, &va, &rkey, &len);
-	if (dup && !read_was_seen(qp, va, rkey, &len, psn))
+	if (!read_was_seen(qp, va, rkey, &len, psn) || len > (1u << 31) ||
+	    resp_access(qp, rkey, va, len, DPDAT_MEM_PRIV_REMOTE_READ,
+			NULL) != DPDAT_MR_CHECK_OK)
 		return;
-	/* a zero-length READ still names a key: it must be valid */
-	if (len > (1u << 31) || resp_access(qp, rkey, va, len,
-			DPDAT_MEM_PRIV_REMOTE_READ, NULL) != DPDAT_MR_CHECK_OK) {
-		if (!dup)
-			fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
-		return;
-	}
 	npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
-	if (dup) {
-		/* answered again only inside what we already accepted (cut
-		 * to it above) */
-		if (roce_psn_diff(roce_psn_add(psn, npkts), qp->epsn) > 0)
-			return;
-		if (qp->sr != NULL) {
-			/* selective repeat: the part asked for, first; the
-			 * answers under way go on */
-			hole_enqueue(qp, va, rkey, len, psn);
-			return;
-		}
-		/* a duplicate only if all of it went out before: a part
-		 * never sent is still owed, and if its region goes meanwhile
-		 * the requester gets the remote access error */
-		sent = read_all_sent(qp, psn, npkts);
-		read_restart(qp, psn);
-		read_enqueue(qp, va, rkey, len, psn, sent);
+	if (roce_psn_diff(roce_psn_add(psn, npkts), qp->epsn) > 0)
+		return;
+	if (qp->sr != NULL) {
+		/* selective repeat: the part asked for, first; the answers
+		 * under way go on */
+		hole_enqueue(qp, va, rkey, len, psn);
 		return;
 	}
+	/* a duplicate only if all of it went out before: a part never sent
+	 * is still owed, and if its region goes meanwhile the requester gets
+	 * the remote access error */
+	sent = read_all_sent(qp, psn, npkts);
+	read_restart(qp, psn);
+	read_enqueue(qp, va, rkey, len, psn, sent);
+}
+
+/* A READ at epsn: checked, queued for the answers (rc_responder_reads),
+ * remembered for its duplicates (read_seen). */
+static void
+do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
+	unsigned int off)
+{
+	uint64_t va;
+	uint32_t rkey, len, npkts;
+
+	read_reth(m, off, &va, &rkey, &len);
+	/* a zero-length READ still names a key: it must be valid */
+	if (len > (1u << 31)) {
+		fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+		return;
+	}
+	if (!resp_check_rkey(qp, rkey, va, len, DPDAT_MEM_PRIV_REMOTE_READ,
+			     NULL, psn))
+		return;
+	npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
 	if (read_enqueue_new(qp, va, rkey, len, psn) != 0) {
 		/* more READs than the resources we offered */
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
@@ -651,77 +675,82 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 		rc_sr_drop_range(qp, roce_psn_add(psn, 1), npkts - 1);
 }
 
-/* An atomic request (CmpSwap, FetchAdd) at psn. New: checked (8-byte
- * aligned, key, PZ, bounds, the atomic privilege), executed on the host's
- * memory with the CPU's own atomic instruction (so it is atomic with every
- * other responder, engine and thread touching the word), its result kept;
- * the answer waits behind the READs being answered. Duplicate: answered
- * with the result kept, never executed again; one not kept is dropped (the
- * requester asks again, then gives up). */
+/* An atomic asked for again: answered with the result kept, never
+ * executed again, and only for the same target and key as the one
+ * executed at psn (anything else comes from someone else); one not kept,
+ * or whose answer is still queued, is dropped (the requester asks again,
+ * then gives up). */
 static void
-do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
-	  unsigned int off, bool dup)
+atomic_replay(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
+	      unsigned int off)
 {
 	struct rc_atomic_res *a;
+	struct roce_atometh ae;
+	struct rc_read_res *r;
+	uint64_t orig;
+	uint32_t i;
+
+	rc_mbuf_copy(m, off, (uint8_t *)&ae, sizeof(ae));
+	for (i = qp->n_atom; i-- > 0; ) {
+		a = &qp->atom[(qp->atom_head + i) % RC_MAX_RD];
+		if (a->psn == psn)
+			break;
+	}
+	if (i == UINT32_MAX || a->va != rte_be_to_cpu_64(ae.va) ||
+	    a->rkey != rte_be_to_cpu_32(ae.rkey))
+		return;
+	/* an answer still queued goes out anyway */
+	for (i = 0; i < qp->nres; i++) {
+		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+		if (r->first_psn == psn)
+			return;
+	}
+	for (i = 0; qp->sr != NULL && i < qp->sr->n_holes; i++) {
+		r = &qp->sr->hole[(qp->sr->hole_head + i) % RC_RD_HOLES];
+		if (r->atomic && r->first_psn == psn)
+			return;
+	}
+	orig = a->orig;
+	if (qp->sr != NULL) {
+		if (qp->sr->n_holes == RC_RD_HOLES)
+			return;
+		r = &qp->sr->hole[(qp->sr->hole_head +
+				   qp->sr->n_holes++) % RC_RD_HOLES];
+	} else {
+		read_restart(qp, psn);
+		if (read_enqueue(qp, 0, 0, 8, psn, true) != 0)
+			return;
+		r = &qp->res[(qp->res_head + qp->nres - 1) % RC_MAX_RD];
+	}
+	*r = (struct rc_read_res){ .len = 8, .psn = psn,
+		.first_psn = psn, .left = 1, .npkts = 1,
+		.atomic = true, .dup = true, .orig = orig };
+	qp->st.atomic_replays++;
+}
+
+/* An atomic request (CmpSwap, FetchAdd) at epsn: checked (8-byte
+ * aligned, key, PZ, bounds, the atomic privilege), executed on the host's
+ * memory with the CPU's own atomic instruction (so it is atomic with every
+ * other responder, engine and thread touching the word), its result kept
+ * for atomic_replay; the answer waits behind the READs being answered. */
+static void
+do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
+	  unsigned int off)
+{
 	struct dpdat_mr_xlat x;
 	struct roce_atometh ae;
 	struct rc_read_res *r;
 	uint64_t va, arg, orig;
-	uint32_t i;
 
-	if (dup) {
-		/* only a repeat of the one executed at psn: the same target
-		 * and key (anything else comes from someone else) */
-		rc_mbuf_copy(m, off, (uint8_t *)&ae, sizeof(ae));
-		for (i = qp->n_atom; i-- > 0; ) {
-			a = &qp->atom[(qp->atom_head + i) % RC_MAX_RD];
-			if (a->psn == psn)
-				break;
-		}
-		if (i == UINT32_MAX || a->va != rte_be_to_cpu_64(ae.va) ||
-		    a->rkey != rte_be_to_cpu_32(ae.rkey))
-			return;
-		/* an answer still queued goes out anyway */
-		for (i = 0; i < qp->nres; i++) {
-			r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
-			if (r->first_psn == psn)
-				return;
-		}
-		for (i = 0; qp->sr != NULL && i < qp->sr->n_holes; i++) {
-			r = &qp->sr->hole[(qp->sr->hole_head + i) %
-					  RC_RD_HOLES];
-			if (r->atomic && r->first_psn == psn)
-				return;
-		}
-		orig = a->orig;
-		if (qp->sr != NULL) {
-			if (qp->sr->n_holes == RC_RD_HOLES)
-				return;
-			r = &qp->sr->hole[(qp->sr->hole_head +
-					   qp->sr->n_holes++) % RC_RD_HOLES];
-		} else {
-			read_restart(qp, psn);
-			if (read_enqueue(qp, 0, 0, 8, psn, true) != 0)
-				return;
-			r = &qp->res[(qp->res_head + qp->nres - 1) % RC_MAX_RD];
-		}
-		*r = (struct rc_read_res){ .len = 8, .psn = psn,
-			.first_psn = psn, .left = 1, .npkts = 1,
-			.atomic = true, .dup = true, .orig = orig };
-		qp->st.atomic_replays++;
-		return;
-	}
 	rc_mbuf_copy(m, off, (uint8_t *)&ae, sizeof(ae));
 	va = rte_be_to_cpu_64(ae.va);
 	if (va % 8 != 0) {
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
-	if (resp_access(qp, rte_be_to_cpu_32(ae.rkey), va, 8,
-			DPDAT_MEM_PRIV_REMOTE_ATOMIC, &x) != DPDAT_MR_CHECK_OK) {
-		fatal(qp, ROCE_AETH_NAK_REM_ACC, psn);
+	if (!resp_check_rkey(qp, rte_be_to_cpu_32(ae.rkey), va, 8,
+			     DPDAT_MEM_PRIV_REMOTE_ATOMIC, &x, psn))
 		return;
-	}
 	if (read_enqueue_new(qp, 0, 0, 8, psn) != 0) {
 		/* more READs and atomics than the resources we offered */
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
@@ -828,10 +857,10 @@ rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 	if (d < 0) {
 		qp->st.dup_rcvd++;
 		if (bth->opcode == ROCE_OP_READ_REQUEST)
-			do_read(qp, m, psn, off, true);
+			read_replay(qp, m, psn, off);
 		else if (bth->opcode == ROCE_OP_CMP_SWAP ||
 			 bth->opcode == ROCE_OP_FETCH_ADD)
-			do_atomic(qp, m, bth->opcode, psn, off, true);
+			atomic_replay(qp, m, psn, off);
 		else
 			ack_later(qp);
 		return;
@@ -864,9 +893,9 @@ in_order(struct dpdat_qp *qp, struct rte_mbuf *m, const struct roce_bth *bth,
 	if (op <= ROCE_OP_SEND_ONLY_IMM)
 		do_send(qp, m, op, psn, off, paylen);
 	else if (op == ROCE_OP_READ_REQUEST)
-		do_read(qp, m, psn, off, false);
+		do_read(qp, m, psn, off);
 	else if (op == ROCE_OP_CMP_SWAP || op == ROCE_OP_FETCH_ADD)
-		do_atomic(qp, m, op, psn, off, false);
+		do_atomic(qp, m, op, psn, off);
 	else
 		do_write(qp, m, op, psn, off, paylen);
 	/* a READ's or an atomic's response is its acknowledgement */
