@@ -9,9 +9,20 @@
 # and verbs suites: Debian's DAT programs, which are not
 # instrumented, load the sanitized plug-in with the compiler's libasan.so
 # and libubsan.so preloaded (test/sanitizer.sh). Exits non-zero on any
-# failure.
+# failure. CI runs this (about 24 minutes on a 2-vCPU machine).
+#
+# devtools/test.sh --quick: for day-to-day work, the plain tree only and
+# every suite but its slow cases (meson suites long and slow: the soaks,
+# the 8 GiB dtest runs between namespaces, the options one by one, MPI
+# between namespaces, the bench and tools walk-throughs): about 8 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+quick=0
+case ${1:-} in
+--quick) quick=1 ;;
+"") ;;
+*) echo "usage: devtools/test.sh [--quick]" >&2; exit 2 ;;
+esac
 devtools/setup.sh || exit 1
 
 status=0
@@ -48,6 +59,14 @@ run_suites() {	# dir, meson test arguments...
 }
 
 devtools/build.sh build || exit 1
+if [ "$quick" = 1 ]; then
+	run_suites build --no-suite long --no-suite slow
+	echo "test.sh --quick: $SECONDS s in all (devtools/test.sh without" \
+		"--quick runs the slow cases and the sanitized trees too)"
+	[ $status -eq 0 ] && echo "test.sh --quick: all suites passed" ||
+		printf 'test.sh --quick: FAILURES:\n%s\n' "$(printf '    %s\n' "${failed[@]}")"
+	exit $status
+fi
 run_suites build
 
 devtools/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || exit 1

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The dpdat authors
-"""Docs that name what is not there: README.md, doc/guides/*.md and the man
-pages are read for the names they give in `code spans` and links, and each
-is looked up in the source tree:
+"""Docs that name what is not there: README.md, CONTRIBUTING.md, the guides
+and the man pages are read for the names they give in `code spans` and
+links, and each is looked up in the source tree:
 
   path      a file or folder of the project (lib/..., devtools/..., a
             guide's link to another guide)
@@ -17,7 +17,8 @@ is looked up in the source tree:
   suite     meson test --suite NAME: a suite some meson.build declares
 
 Usage: docs_check.py SRCROOT [--expect N] [FILE...]
-  FILEs default to README.md, doc/guides/*.md and doc/man/*. With --expect
+  FILEs default to README.md, CONTRIBUTING.md, doc/guides/*.md and
+  doc/man/*. With --expect
   N it exits 0 only when exactly N stale names are found (the test that
   shows each check can fail).
 """
@@ -210,7 +211,7 @@ def main(argv):
     root, rest, expect = argv[1], argv[2:], None
     if rest[:1] == ["--expect"]:
         expect, rest = int(rest[1]), rest[2:]
-    files = rest or (["README.md"] +
+    files = rest or (["README.md", "CONTRIBUTING.md"] +
                      sorted(glob.glob(os.path.join(root, "doc/guides/*.md"))) +
                      sorted(glob.glob(os.path.join(root, "doc/man/*.[37]"))))
     tree = Tree(root)
