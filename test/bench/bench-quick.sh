@@ -4,8 +4,8 @@
 #
 # devtools/bench.sh --quick end to end: it must finish, its JSON must hold
 # every test and size with positive figures (a kernel udp one too when
-# dpdat-perf has --transport=udp), and its two plots must be PNGs; issue
-# 14's goals table must be printed with its six rows, each ratio the
+# dpdat-perf has --transport=udp), and its two plots must be PNGs; the
+# goals table must be printed with its six rows, each ratio the
 # quotient of the row's two figures (as bench.json's "goals" has them) and
 # the median of its runs. The figures themselves are not judged.
 # Usage: bench-quick.sh BUILD_DIR

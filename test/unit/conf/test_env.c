@@ -408,7 +408,8 @@ scan_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 				strcmp(base + n - 3, ".py") == 0)) ||
 		     strcmp(base, "meson.build") == 0;
 
-	if (!c && !other)
+	/* the docs test's guide of stale names, made so on purpose */
+	if ((!c && !other) || strstr(path, "/test/docs/stale.md") != NULL)
 		return FTW_CONTINUE;
 	text = slurp(path);
 	if (text == NULL)

@@ -44,15 +44,58 @@ dat_test_main(int argc, char **argv, const char *tag, CU_SuiteInfo *suites)
 	exit(failed != 0);
 }
 
-static DAT_EVENT_NUMBER
-wait_event(DAT_EVD_HANDLE e, DAT_EVENT *ev)
+DAT_EVENT_NUMBER
+dat_test_next_event(DAT_EVD_HANDLE e, DAT_EVENT *ev, DAT_TIMEOUT us)
 {
 	DAT_COUNT more;
 
 	memset(ev, 0, sizeof(*ev));
-	if (dat_evd_wait(e, 10 * 1000 * 1000, 1, ev, &more) != DAT_SUCCESS)
+	if (dat_evd_wait(e, us, 1, ev, &more) != DAT_SUCCESS)
 		return 0;
 	return ev->event_number;
+}
+
+static DAT_EVENT_NUMBER
+wait_event(DAT_EVD_HANDLE e, DAT_EVENT *ev)
+{
+	return dat_test_next_event(e, ev, DAT_TEST_WAIT_US);
+}
+
+DAT_RETURN
+dat_test_evd(DAT_IA_HANDLE ia, DAT_COUNT qlen, DAT_EVD_FLAGS flags,
+	     DAT_EVD_HANDLE *e)
+{
+	return dat_evd_create(ia, qlen, DAT_HANDLE_NULL, flags, e);
+}
+
+int
+dat_test_ia_pzs(DAT_IA_HANDLE *ia, DAT_EVD_HANDLE *async, DAT_PZ_HANDLE *pz1,
+		DAT_PZ_HANDLE *pz2)
+{
+	if (dat_ia_open("dpdat0", 8, async, ia) != DAT_SUCCESS ||
+	    dat_pz_create(*ia, pz1) != DAT_SUCCESS ||
+	    dat_pz_create(*ia, pz2) != DAT_SUCCESS)
+		return -1;
+	return 0;
+}
+
+int
+dat_test_ia_pzs_close(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz1, DAT_PZ_HANDLE pz2)
+{
+	DAT_RETURN r;
+	int bad = 0;
+
+	r = dat_pz_free(pz1);
+	if (r != DAT_SUCCESS)
+		printf("\n  dat_pz_free: %s", dat_test_ret_str(r)), bad = 1;
+	r = dat_pz_free(pz2);
+	if (r != DAT_SUCCESS)
+		printf("\n  dat_pz_free: %s", dat_test_ret_str(r)), bad = 1;
+	/* the provider closes the IA even when it answers otherwise */
+	r = dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG);
+	if (r != DAT_SUCCESS && DAT_GET_TYPE(r) != DAT_PROVIDER_NOT_FOUND)
+		printf("\n  dat_ia_close: %s", dat_test_ret_str(r)), bad = 1;
+	return bad ? -1 : 0;
 }
 
 int

@@ -36,6 +36,30 @@ int dat_test_connect(DAT_EP_HANDLE cep, DAT_EP_HANDLE sep, DAT_CONN_QUAL qual,
 		     DAT_EVD_HANDLE s_cr, DAT_EVD_HANDLE s_conn,
 		     DAT_EVD_HANDLE c_conn);
 
+/* The next event of e within us microseconds (DAT_TEST_WAIT_US: 10 s):
+ * its number, or 0. */
+#define DAT_TEST_WAIT_US	(10 * 1000 * 1000)
+DAT_EVENT_NUMBER dat_test_next_event(DAT_EVD_HANDLE e, DAT_EVENT *ev,
+				     DAT_TIMEOUT us);
+
+/* An EVD of qlen events and flags, without a CNO. */
+DAT_RETURN dat_test_evd(DAT_IA_HANDLE ia, DAT_COUNT qlen, DAT_EVD_FLAGS flags,
+			DAT_EVD_HANDLE *e);
+
+/* A suite's IA "dpdat0" (the memif server) and two PZs on it; *async as
+ * dat_ia_open(3) takes it (DAT_HANDLE_NULL: the provider makes one).
+ * 0, or -1 when one of them could not be made. */
+int dat_test_ia_pzs(DAT_IA_HANDLE *ia, DAT_EVD_HANDLE *async,
+		    DAT_PZ_HANDLE *pz1, DAT_PZ_HANDLE *pz2);
+/* ... freed and closed, each failure said: 0 or -1. */
+int dat_test_ia_pzs_close(DAT_IA_HANDLE ia, DAT_PZ_HANDLE pz1,
+			  DAT_PZ_HANDLE pz2);
+
+/* The codes of the DAT calls' misuse, with their subtype. */
+#define BAD_HANDLE(s)	((DAT_RETURN)(DAT_INVALID_HANDLE | (s)))
+#define BAD_PARAM(n)	((DAT_RETURN)(DAT_INVALID_PARAMETER | (n)))
+#define BAD_STATE(s)	((DAT_RETURN)(DAT_INVALID_STATE | (s)))
+
 /* "MAJOR MINOR (0x...)" of a DAT return code, in a static buffer (the
  * next call overwrites it). */
 const char *dat_test_ret_str(DAT_RETURN r);

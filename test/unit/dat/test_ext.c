@@ -28,9 +28,6 @@
 #define WAIT_US		(10 * 1000 * 1000)
 #define BUF		4096
 
-#define BAD_HANDLE(s)	((DAT_RETURN)(DAT_INVALID_HANDLE | (s)))
-#define BAD_PARAM(n)	((DAT_RETURN)(DAT_INVALID_PARAMETER | (n)))
-
 static DAT_IA_HANDLE ia, cia;
 static DAT_EVD_HANDLE async_evd;
 static DAT_PZ_HANDLE pz, cpz;
@@ -58,16 +55,7 @@ lmr(DAT_IA_HANDLE h, DAT_PZ_HANDLE p, void *b, DAT_MEM_PRIV_FLAGS priv,
 			      DAT_VA_TYPE_VA, l, lc, rc, &reg, &va);
 }
 
-static DAT_EVENT_NUMBER
-next_event(DAT_EVD_HANDLE e, DAT_EVENT *ev)
-{
-	DAT_COUNT more;
-
-	memset(ev, 0, sizeof(*ev));
-	if (dat_evd_wait(e, WAIT_US, 1, ev, &more) != DAT_SUCCESS)
-		return 0;
-	return ev->event_number;
-}
+#define next_event(e, ev) dat_test_next_event(e, ev, WAIT_US)
 
 static DAT_IB_EXTENSION_EVENT_DATA *
 ext_of(DAT_EVENT *ev)

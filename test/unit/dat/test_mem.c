@@ -46,10 +46,6 @@
 #define RW		DAT_MEM_PRIV_REMOTE_WRITE_FLAG
 #define ALL		DAT_MEM_PRIV_ALL_FLAG
 
-#define BAD_HANDLE(s)	((DAT_RETURN)(DAT_INVALID_HANDLE | (s)))
-#define BAD_PARAM(n)	((DAT_RETURN)(DAT_INVALID_PARAMETER | (n)))
-#define BAD_STATE(s)	((DAT_RETURN)(DAT_INVALID_STATE | (s)))
-
 static DAT_IA_HANDLE ia;
 static DAT_PZ_HANDLE pz1, pz2;
 static uint8_t buf[8 * PG] __attribute__((aligned(PG)));
@@ -803,23 +799,8 @@ struct conn {
 	DAT_EP_HANDLE sep, cep;
 };
 
-static DAT_RETURN
-evd(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_EVD_FLAGS flags, DAT_EVD_HANDLE *e)
-{
-	return dat_evd_create(h, qlen, DAT_HANDLE_NULL, flags, e);
-}
-
-/* The next event of an EVD, within WAIT_US; its number, or 0. */
-static DAT_EVENT_NUMBER
-next_event(DAT_EVD_HANDLE e, DAT_EVENT *ev)
-{
-	DAT_COUNT more;
-
-	memset(ev, 0, sizeof(*ev));
-	if (dat_evd_wait(e, WAIT_US, 1, ev, &more) != DAT_SUCCESS)
-		return 0;
-	return ev->event_number;
-}
+#define evd(...)		dat_test_evd(__VA_ARGS__)
+#define next_event(e, ev)	dat_test_next_event(e, ev, WAIT_US)
 
 static void
 conn_down(struct conn *c)
@@ -1260,25 +1241,13 @@ suite_init(void)
 {
 	DAT_EVD_HANDLE async = DAT_EVD_ASYNC_EXISTS;	/* none needed */
 
-	if (dat_ia_open("dpdat0", 8, &async, &ia) != DAT_SUCCESS ||
-	    dat_pz_create(ia, &pz1) != DAT_SUCCESS ||
-	    dat_pz_create(ia, &pz2) != DAT_SUCCESS)
-		return -1;
-	return 0;
+	return dat_test_ia_pzs(&ia, &async, &pz1, &pz2);
 }
 
 static int
 suite_clean(void)
 {
-	DAT_RETURN r;
-	int bad = 0;
-
-	bad |= dat_pz_free(pz1) != DAT_SUCCESS;
-	bad |= dat_pz_free(pz2) != DAT_SUCCESS;
-	/* see ia_close_checked(): the provider closes the IA either way */
-	r = dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG);
-	bad |= r != DAT_SUCCESS && DAT_GET_TYPE(r) != DAT_PROVIDER_NOT_FOUND;
-	return bad ? -1 : 0;
+	return dat_test_ia_pzs_close(ia, pz1, pz2);
 }
 
 static CU_TestInfo mem_tests[] = {

@@ -32,9 +32,6 @@
 #define WAIT_US		(10 * 1000 * 1000)
 #define BUF		8192
 
-#define BAD_HANDLE(s)	((DAT_RETURN)(DAT_INVALID_HANDLE | (s)))
-#define BAD_PARAM(n)	((DAT_RETURN)(DAT_INVALID_PARAMETER | (n)))
-#define BAD_STATE(s)	((DAT_RETURN)(DAT_INVALID_STATE | (s)))
 #define NO_SRQ_ROOM	((DAT_RETURN)(DAT_INSUFFICIENT_RESOURCES | \
 				      DAT_RESOURCE_SRQ))
 
@@ -44,29 +41,9 @@ static DAT_PZ_HANDLE pz1, pz2;
 static uint8_t rbuf[8 * BUF] __attribute__((aligned(4096)));
 static uint8_t sbuf[8 * BUF] __attribute__((aligned(4096)));
 
-static DAT_RETURN
-evd(DAT_IA_HANDLE h, DAT_COUNT qlen, DAT_EVD_FLAGS flags, DAT_EVD_HANDLE *e)
-{
-	return dat_evd_create(h, qlen, DAT_HANDLE_NULL, flags, e);
-}
-
-/* The next event of an EVD within us microseconds; its number, or 0. */
-static DAT_EVENT_NUMBER
-next_event_in(DAT_EVD_HANDLE e, DAT_EVENT *ev, DAT_TIMEOUT us)
-{
-	DAT_COUNT more;
-
-	memset(ev, 0, sizeof(*ev));
-	if (dat_evd_wait(e, us, 1, ev, &more) != DAT_SUCCESS)
-		return 0;
-	return ev->event_number;
-}
-
-static DAT_EVENT_NUMBER
-next_event(DAT_EVD_HANDLE e, DAT_EVENT *ev)
-{
-	return next_event_in(e, ev, WAIT_US);
-}
+#define evd(...)		dat_test_evd(__VA_ARGS__)
+#define next_event_in(...)	dat_test_next_event(__VA_ARGS__)
+#define next_event(e, ev)	dat_test_next_event(e, ev, WAIT_US)
 
 static DAT_RETURN
 srq_new(DAT_PZ_HANDLE pz, DAT_COUNT n, DAT_COUNT iov, DAT_SRQ_HANDLE *srq)
@@ -518,29 +495,13 @@ static int
 suite_init(void)
 {
 	async_evd = DAT_HANDLE_NULL;	/* the provider makes one */
-	if (dat_ia_open("dpdat0", 8, &async_evd, &ia) != DAT_SUCCESS ||
-	    dat_pz_create(ia, &pz1) != DAT_SUCCESS ||
-	    dat_pz_create(ia, &pz2) != DAT_SUCCESS)
-		return -1;
-	return 0;
+	return dat_test_ia_pzs(&ia, &async_evd, &pz1, &pz2);
 }
 
 static int
 suite_clean(void)
 {
-	DAT_RETURN r;
-	int bad = 0;
-
-	r = dat_pz_free(pz1);
-	if (r != DAT_SUCCESS)
-		printf("\n  dat_pz_free: %s", dat_test_ret_str(r)), bad = 1;
-	r = dat_pz_free(pz2);
-	if (r != DAT_SUCCESS)
-		printf("\n  dat_pz_free: %s", dat_test_ret_str(r)), bad = 1;
-	r = dat_ia_close(ia, DAT_CLOSE_GRACEFUL_FLAG);
-	if (r != DAT_SUCCESS && DAT_GET_TYPE(r) != DAT_PROVIDER_NOT_FOUND)
-		printf("\n  dat_ia_close: %s", dat_test_ret_str(r)), bad = 1;
-	return bad ? -1 : 0;
+	return dat_test_ia_pzs_close(ia, pz1, pz2);
 }
 
 static CU_TestInfo srq_tests[] = {
