@@ -391,16 +391,14 @@ port_env_apply(struct dpdat_port *p)
 	return 0;
 }
 
-struct dpdat_port *
-dpdat_port_create(const struct dpdat_port_conf *conf)
+/* A new port's fields before anything is probed: the address given, the
+ * kind of link the device's name says (confirmed once probed), the MTU.
+ * NULL with rte_errno on bad arguments or no memory. */
+static struct dpdat_port *
+port_alloc(const struct dpdat_port_conf *conf)
 {
-	char pool_name[RTE_MEMPOOL_NAMESIZE], devargs[512];
-	char addr[INET_ADDRSTRLEN];
-	static uint32_t seq;
-	struct dpdat_port *p;
 	struct in_addr a = { 0 };
-	uint16_t room;
-	int ret;
+	struct dpdat_port *p;
 
 	if (conf == NULL || conf->device == NULL ||
 	    (conf->ipv4 != NULL && strcmp(conf->ipv4, "auto") != 0 &&
@@ -416,7 +414,7 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		return NULL;
 	}
 	p->ip = a.s_addr;
-	p->drv = port_drv_of(conf->device);	/* confirmed once probed */
+	p->drv = port_drv_of(conf->device);
 	p->mtu = conf->mtu ? conf->mtu : p->drv->mtu ? p->drv->mtu : 1500;
 	p->guard_fd = -1;
 	p->xdp_lock = -1;
@@ -424,6 +422,98 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 	p->dev_rx = port_dev_rx;	/* or guarded: drv->configure */
 	p->dev_tx = port_dev_tx;
 	port_path_update(p);
+	return p;
+}
+
+/* The port's mbuf pool and, for several queues, their group. */
+static int
+port_pools(struct dpdat_port *p, const struct dpdat_port_conf *conf)
+{
+	const unsigned int n = conf->n_mbufs ? conf->n_mbufs : 8191;
+	char name[RTE_MEMPOOL_NAMESIZE];
+	static uint32_t seq;
+	uint16_t room;
+
+	room = p->drv->data_room ? p->drv->data_room :
+	       RTE_PKTMBUF_HEADROOM + PORT_MBUF_DATA;
+	snprintf(name, sizeof(name), "dpdat_p%u_%u", p->port_id,
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	p->pool = rte_pktmbuf_pool_create(name, n, 256, 0, room,
+					  rte_eth_dev_socket_id(p->port_id));
+	if (p->pool == NULL)
+		return -ENOMEM;
+	if (conf->queues <= 1)
+		return 0;
+	/* RSS, af_xdp channels, af_packet fanout and the kernel's share of
+	 * the traffic are not wired to queues yet */
+	if (!p->drv->queues) {
+		PORT_LOG(ERR, "%s: %u queues: only memif gives dpdat several "
+			 "queues so far", p->name, conf->queues);
+		return -ENOTSUP;
+	}
+	return port_group_create(p, conf->queues, n);
+}
+
+/* What port_bring_up() started, stopped. */
+static void
+port_stop(struct dpdat_port *p)
+{
+	port_kern_stop(p);
+	rte_eth_dev_stop(p->port_id);
+}
+
+/* Configured and started, set up beside the kernel, the link up within
+ * link_wait_s: 0, or the error said (the device stopped again if it had
+ * started). */
+static int
+port_bring_up(struct dpdat_port *p, const struct dpdat_port_conf *conf,
+	      const char *devargs)
+{
+	int ret;
+
+	ret = port_configure(p, devargs, conf->link_wait_s);
+	if (ret < 0) {
+		PORT_LOG(ERR, "%s: configure: %s", p->name, rte_strerror(-ret));
+		if (p->drv->fail_hint != NULL)
+			PORT_LOG(ERR, "%s on %s: %s", p->name, p->ifname,
+				 p->drv->fail_hint);
+		return ret;
+	}
+	if (p->kernel)
+		ret = port_kern_start(p);
+	if (ret == 0 && conf->link_wait_s != 0) {
+		ret = port_wait_link(p, (uint64_t)conf->link_wait_s * 1000);
+		if (ret < 0)
+			PORT_LOG(ERR, "%s: link down after %u s", p->name,
+				 conf->link_wait_s);
+	}
+	if (ret < 0)
+		port_stop(p);
+	return ret;
+}
+
+static void
+port_say_up(const struct dpdat_port *p)
+{
+	char addr[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &p->ip, addr, sizeof(addr));
+	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u%s%s",
+		 p->name, p->port_id, RTE_ETHER_ADDR_BYTES(&p->mac), addr,
+		 p->mtu, p->kernel ? ", beside the kernel on " : "",
+		 p->kernel ? p->ifname : "");
+}
+
+struct dpdat_port *
+dpdat_port_create(const struct dpdat_port_conf *conf)
+{
+	struct dpdat_port *p;
+	char devargs[512];
+	int ret;
+
+	p = port_alloc(conf);
+	if (p == NULL)
+		return NULL;
 	ret = port_devargs(conf->device, p->mtu, devargs, sizeof(devargs));
 	if (ret == 0)
 		ret = port_find_or_probe(p, devargs);
@@ -431,82 +521,30 @@ dpdat_port_create(const struct dpdat_port_conf *conf)
 		goto err_free;
 	rte_eth_dev_get_name_by_port(p->port_id, p->name);
 	ret = port_identity(p, conf, devargs);
+	if (ret == 0)
+		ret = port_pools(p, conf);
 	if (ret < 0)
 		goto err_detach;
-	room = p->drv->data_room ? p->drv->data_room :
-	       RTE_PKTMBUF_HEADROOM + PORT_MBUF_DATA;
-	snprintf(pool_name, sizeof(pool_name), "dpdat_p%u_%u", p->port_id,
-		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	p->pool = rte_pktmbuf_pool_create(pool_name,
-		conf->n_mbufs ? conf->n_mbufs : 8191, 256, 0, room,
-		rte_eth_dev_socket_id(p->port_id));
-	if (p->pool == NULL) {
-		ret = -ENOMEM;
+	ret = port_bring_up(p, conf, devargs);
+	if (ret < 0)
 		goto err_detach;
-	}
-	if (conf->queues > 1) {
-		/* RSS, af_xdp channels, af_packet fanout and the kernel's
-		 * share of the traffic are not wired to queues yet */
-		if (!p->drv->queues) {
-			PORT_LOG(ERR, "%s: %u queues: only memif gives dpdat "
-				 "several queues so far", p->name,
-				 conf->queues);
-			ret = -ENOTSUP;
-			goto err_pool;
-		}
-		ret = port_group_create(p, conf->queues,
-					conf->n_mbufs ? conf->n_mbufs : 8191);
-		if (ret < 0)
-			goto err_pool;
-	}
-	ret = port_configure(p, devargs, conf->link_wait_s);
-	if (ret < 0) {
-		PORT_LOG(ERR, "%s: configure: %s", p->name, rte_strerror(-ret));
-		if (p->drv->fail_hint != NULL)
-			PORT_LOG(ERR, "%s on %s: %s", p->name, p->ifname,
-				 p->drv->fail_hint);
-		goto err_pool;
-	}
-	if (p->kernel) {
-		ret = port_kern_start(p);
-		if (ret < 0)
-			goto err_stop;
-	}
-	if (conf->link_wait_s != 0) {
-		ret = port_wait_link(p, (uint64_t)conf->link_wait_s * 1000);
-		if (ret < 0) {
-			PORT_LOG(ERR, "%s: link down after %u s", p->name,
-				 conf->link_wait_s);
-			goto err_stop;
-		}
-	}
 	p->magic = PORT_MAGIC;
 	ret = port_env_apply(p);
 	if (ret < 0) {
 		p->magic = 0;
-		goto err_stop;
+		port_stop(p);
+		goto err_detach;
 	}
 	port_telemetry_add(p);
-	inet_ntop(AF_INET, &p->ip, addr, sizeof(addr));
-	PORT_LOG(INFO, "%s: port %u up, " RTE_ETHER_ADDR_PRT_FMT " %s mtu %u%s%s",
-		 p->name, p->port_id, RTE_ETHER_ADDR_BYTES(&p->mac), addr,
-		 p->mtu, p->kernel ? ", beside the kernel on " : "",
-		 p->kernel ? p->ifname : "");
+	port_say_up(p);
 	return p;
 
-err_stop:
-	port_kern_stop(p);
-	rte_eth_dev_stop(p->port_id);
-err_pool:
+err_detach:
 	/* the device first: af_xdp's kernel socket writes into the pool */
 	if (p->probed)
 		port_detach(p->port_id);
 	port_group_free(p->grp);
 	rte_mempool_free(p->pool);
-	goto err_free;
-err_detach:
-	if (p->probed)
-		port_detach(p->port_id);
 err_free:
 	if (p->xdp_lock >= 0)
 		close(p->xdp_lock);

@@ -89,9 +89,10 @@ struct port_group {
 };
 
 /* drv.c: what dpdat does differently on each kind of link, one entry per
- * DPDK driver it knows, chosen once as the port is created (p->drv): the
- * rest of lib/port asks the entry and never names a driver (DPDK's own
- * answer is eth_dev_ops). Every member may be 0 or NULL: the default. */
+ * DPDK driver it knows, chosen as the port is created (p->drv: by the
+ * device's name, then by DPDK's driver name once probed): the rest of
+ * lib/port asks the entry and never names a driver (DPDK's own answer is
+ * eth_dev_ops). Every member may be 0 or NULL: the default. */
 struct dpdat_port;
 struct port_drv {
 	const char *name;	/* DPDK's driver name, and the prefix of the

@@ -576,7 +576,8 @@ rc_rwqe_next(struct dpdat_qp *qp)
  * false when the SRQ is empty. */
 bool rc_srq_take(struct dpdat_qp *qp);
 /* The QP's held WQE (a message half received) back to its SRQ, first in
- * line; flushed only if the SRQ has no room at all. */
+ * line, counted in posted again (which may then exceed max_wr until it is
+ * taken); flushed only if neither the array nor the ring has room. */
 void rc_srq_give_back(struct dpdat_qp *qp);
 
 /* zc.c */

@@ -117,7 +117,6 @@ fatal(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
 	rc_qp_error(qp);
 }
 
-/* Queue a READ to answer (new or duplicate). */
 /* A request's key, range and privilege against the QP and the region
  * (resp_access); a failure breaks the QP with a remote access NAK at psn.
  * Whether it passed; *x (when not NULL) then holds the translation. */
@@ -132,6 +131,7 @@ resp_check_rkey(struct dpdat_qp *qp, uint32_t rkey, uint64_t va, uint64_t len,
 	return false;
 }
 
+/* Queue a READ to answer (new or duplicate). */
 static int
 read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	     uint32_t psn, bool dup)

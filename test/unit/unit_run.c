@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <CUnit/Basic.h>
 
@@ -112,7 +113,11 @@ int
 unit_run(CU_SuiteInfo *suites)
 {
 	const char *env_list = getenv("DPDAT_UNIT_LIST");
-	bool list = env_list != NULL && strcmp(env_list, "1") == 0;
+	/* the registry's booleans (lib/conf): 1, yes, true, on */
+	bool list = env_list != NULL && (strcmp(env_list, "1") == 0 ||
+					 strcasecmp(env_list, "yes") == 0 ||
+					 strcasecmp(env_list, "true") == 0 ||
+					 strcasecmp(env_list, "on") == 0);
 	unsigned int failed, picked;
 	const char *patterns;
 	CU_RunSummary *sum;
