@@ -59,34 +59,34 @@ class Tree:
     def __init__(self, root):
         self.root = root
         self._code = None
+        self._api = None
         self._suites = None
         self._tool_src = {}
 
     def exists(self, rel):
         return os.path.exists(os.path.join(self.root, rel))
 
-    def code(self):
-        """All of the C and shell code, one string."""
-        if self._code is None:
-            parts = []
-            for pat in ("lib/**/*.[ch]", "drivers/**/*.[ch]",
-                        "app/**/*.[ch]", "include/**/*.h", "test/**/*.[ch]"):
-                for f in glob.glob(os.path.join(self.root, pat),
-                                   recursive=True):
+    def _read(self, patterns):
+        """The files the glob patterns name, one string."""
+        parts = []
+        for pat in patterns:
+            for f in glob.glob(os.path.join(self.root, pat), recursive=True):
+                if os.path.isfile(f):
                     with open(f, errors="replace") as fh:
                         parts.append(fh.read())
-            self._code = "\n".join(parts)
+        return "\n".join(parts)
+
+    def code(self):
+        """All of the C code, tests included."""
+        if self._code is None:
+            self._code = self._read(("lib/**/*.[ch]", "drivers/**/*.[ch]",
+                                     "app/**/*.[ch]", "include/**/*.h",
+                                     "test/**/*.[ch]"))
         return self._code
 
     def tool_src(self, tool):
         if tool not in self._tool_src:
-            text = []
-            for pat in TOOLS[tool]:
-                for f in glob.glob(os.path.join(self.root, pat)):
-                    if os.path.isfile(f):
-                        with open(f, errors="replace") as fh:
-                            text.append(fh.read())
-            self._tool_src[tool] = "\n".join(text)
+            self._tool_src[tool] = self._read(TOOLS[tool])
         return self._tool_src[tool]
 
     def suites(self):
@@ -104,14 +104,9 @@ class Tree:
 
     def api(self):
         """The headers and the libraries' code: where the API's names are."""
-        if getattr(self, "_api", None) is None:
-            parts = []
-            for pat in ("include/**/*.h", "lib/**/*.[ch]", "drivers/**/*.[ch]"):
-                for f in glob.glob(os.path.join(self.root, pat),
-                                   recursive=True):
-                    with open(f, errors="replace") as fh:
-                        parts.append(fh.read())
-            self._api = "\n".join(parts)
+        if self._api is None:
+            self._api = self._read(("include/**/*.h", "lib/**/*.[ch]",
+                                    "drivers/**/*.[ch]"))
         return self._api
 
     def setting(self, name):

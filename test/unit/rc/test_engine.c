@@ -957,6 +957,23 @@ qpn_of(const struct dpdat_qp *qp)
 	return i.qpn;
 }
 
+/* A 5-byte SEND of text on a lands on b in the SRQ WQE want_wr, whose
+ * buffer is at B.buf + at. */
+static void
+srq_send_lands(struct dpdat_qp *a, struct dpdat_qp *b, const char *text,
+	       uint64_t want_wr, uint32_t at)
+{
+	struct dpdat_wc wc;
+
+	memcpy(A.buf + 100, text, 5);
+	CU_ASSERT_FATAL(srq_send(a, 2, 100, 5) == 0);
+	CU_ASSERT_FATAL(wait_wcs(B.cq, &wc, 1, 1000) == 1);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_EQUAL(wc.wr_id, want_wr);
+	CU_ASSERT_EQUAL(wc.qp_num, qpn_of(b));
+	CU_ASSERT_EQUAL(memcmp(B.buf + at, text, 5), 0);
+}
+
 static void
 srq_teardown(struct dpdat_qp **qps, int n, struct dpdat_srq *srq)
 {
@@ -1295,13 +1312,7 @@ test_srq_free_flush_limit(void)
 	dpdat_srq_query(srq, &si);
 	CU_ASSERT_EQUAL(si.posted, 2);
 	/* QP 2 goes on with the next one, and crosses the watermark */
-	memcpy(A.buf + 100, "after", 5);
-	CU_ASSERT_FATAL(srq_send(a2, 2, 100, 5) == 0);
-	CU_ASSERT_FATAL(wait_wcs(B.cq, &wc, 1, 1000) == 1);
-	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
-	CU_ASSERT_EQUAL(wc.wr_id, 301);
-	CU_ASSERT_EQUAL(wc.qp_num, qpn_of(b2));
-	CU_ASSERT_EQUAL(memcmp(B.buf + 4096, "after", 5), 0);
+	srq_send_lands(a2, b2, "after", 301, 4096);
 	dpdat_srq_query(srq, &si);
 	CU_ASSERT_EQUAL(si.posted, 1);
 	CU_ASSERT_EQUAL(si.limit_reached, 1);
@@ -1370,13 +1381,7 @@ test_srq_reset_gives_back(void)
 	dpdat_srq_query(srq, &si);
 	CU_ASSERT_EQUAL(si.posted, 2);
 	/* a2's message takes 400 again */
-	memcpy(A.buf + 100, "again", 5);
-	CU_ASSERT_FATAL(srq_send(a2, 2, 100, 5) == 0);
-	CU_ASSERT_FATAL(wait_wcs(B.cq, &wc, 1, 1000) == 1);
-	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
-	CU_ASSERT_EQUAL(wc.wr_id, 400);
-	CU_ASSERT_EQUAL(wc.qp_num, qpn_of(b2));
-	CU_ASSERT_EQUAL(memcmp(B.buf, "again", 5), 0);
+	srq_send_lands(a2, b2, "again", 400, 0);
 	/* freed holding 401: it stays in the SRQ */
 	srq_half_message(a2, 3);
 	dpdat_qp_query(b2, &qi);
