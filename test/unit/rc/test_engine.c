@@ -1259,6 +1259,22 @@ test_srq_rnr(void)
 	srq_teardown(qps, 2, srq);
 }
 
+/* Only the first packet of a SEND of a1's reaches b1, which holds an SRQ
+ * WQE for it from then on. */
+static void
+srq_half_message(struct dpdat_qp *a1, uint64_t wr_id)
+{
+	struct rte_mbuf *m, *first = NULL;
+
+	CU_ASSERT_FATAL(srq_send(a1, wr_id, 0, 3000) == 0);
+	dpdat_dev_progress(A.dev);
+	CU_ASSERT_FATAL(rte_ring_dequeue(a2b, (void **)&first) == 0);
+	while (rte_ring_dequeue(a2b, (void **)&m) == 0)
+		rte_pktmbuf_free(m);
+	CU_ASSERT_FATAL(rte_ring_enqueue(a2b, first) == 0);
+	dpdat_dev_progress(B.dev);
+}
+
 /* The SRQ cannot go while a QP uses it; a QP that breaks flushes the WQE
  * it holds (a message in progress) and no other; the low watermark is
  * reported once. */
@@ -1270,7 +1286,6 @@ test_srq_free_flush_limit(void)
 	struct dpdat_srq *srq = dpdat_srq_create(B.dev, &sc);
 	struct dpdat_srq_info si;
 	struct dpdat_qp_info qi;
-	struct rte_mbuf *m, *first = NULL;
 	struct dpdat_wc wc;
 
 	CU_ASSERT_FATAL(srq != NULL);
@@ -1287,13 +1302,7 @@ test_srq_free_flush_limit(void)
 	CU_ASSERT_EQUAL(si.limit, 2);
 	CU_ASSERT_EQUAL(si.limit_reached, 0);
 	/* QP 1 starts a 3-packet SEND: only its first packet arrives */
-	CU_ASSERT_FATAL(srq_send(a1, 1, 0, 3000) == 0);
-	dpdat_dev_progress(A.dev);
-	CU_ASSERT_FATAL(rte_ring_dequeue(a2b, (void **)&first) == 0);
-	while (rte_ring_dequeue(a2b, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
-	CU_ASSERT_FATAL(rte_ring_enqueue(a2b, first) == 0);
-	dpdat_dev_progress(B.dev);
+	srq_half_message(a1, 1);
 	dpdat_srq_query(srq, &si);
 	CU_ASSERT_EQUAL(si.posted, 2);
 	CU_ASSERT_EQUAL(si.limit_reached, 0);	/* 2 is not below 2 */
@@ -1333,22 +1342,6 @@ test_srq_free_flush_limit(void)
 	while (dpdat_cq_poll(A.cq, &wc, 1) > 0 ||
 	       dpdat_cq_poll(B.cq, &wc, 1) > 0)
 		;
-}
-
-/* Only the first packet of a SEND of a1's reaches b1, which holds an SRQ
- * WQE for it from then on. */
-static void
-srq_half_message(struct dpdat_qp *a1, uint64_t wr_id)
-{
-	struct rte_mbuf *m, *first = NULL;
-
-	CU_ASSERT_FATAL(srq_send(a1, wr_id, 0, 3000) == 0);
-	dpdat_dev_progress(A.dev);
-	CU_ASSERT_FATAL(rte_ring_dequeue(a2b, (void **)&first) == 0);
-	while (rte_ring_dequeue(a2b, (void **)&m) == 0)
-		rte_pktmbuf_free(m);
-	CU_ASSERT_FATAL(rte_ring_enqueue(a2b, first) == 0);
-	dpdat_dev_progress(B.dev);
 }
 
 /* A QP reset or freed with a message half received gives the SRQ WQE it
