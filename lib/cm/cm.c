@@ -375,7 +375,7 @@ send_req(struct dpdat_cm_conn *c)
 	cm_put32(p, REQ_EECN_ID, RC_MAX_RD);
 	/* remote CM timeout 20 (4 s), transport RC (0) */
 	cm_put32(p, REQ_REECN_TO, 20u << 3);
-	cm_put32(p, REQ_PSN_TO, qp->isn << 8 | 20u << 3 | 7);
+	cm_put32(p, REQ_PSN_TO, qp->req.isn << 8 | 20u << 3 | 7);
 	p[REQ_PKEY] = 0xff;
 	p[REQ_PKEY + 1] = 0xff;
 	p[REQ_MTU_RNR] = (uint8_t)(cm_mtu_enc(pmtu) << 4 | 7);
@@ -428,7 +428,7 @@ send_rep(struct dpdat_cm_conn *c)
 	cm_put32(p, REP_LOCAL_ID, c->local_id);
 	cm_put32(p, REP_REMOTE_ID, c->remote_id);
 	cm_put32(p, REP_QPN, c->qp->qpn << 8);
-	cm_put32(p, REP_PSN, c->qp->isn << 8);
+	cm_put32(p, REP_PSN, c->qp->req.isn << 8);
 	p[REP_RR] = RC_MAX_RD;
 	/* our initiator depth: within the requester's responder resources */
 	p[REP_ID] = c->remote.max_rd_atomic;

@@ -15,7 +15,7 @@
 static inline struct rc_swqe *
 swqe(struct dpdat_qp *qp, uint32_t idx)
 {
-	return &qp->sq[idx & (qp->sq_size - 1)];
+	return &qp->req.sq[idx & (qp->req.sq_size - 1)];
 }
 
 /* una moves forward to psn: the peer is alive and taking data. The packet
@@ -23,23 +23,23 @@ swqe(struct dpdat_qp *qp, uint32_t idx)
 static void
 progress(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 {
-	if (qp->rtt_tsc != 0 && roce_psn_diff(psn, qp->rtt_psn) > 0) {
-		rc_rtt_sample(&qp->rtt, now - qp->rtt_tsc);
+	if (qp->req.rtt_tsc != 0 && roce_psn_diff(psn, qp->req.rtt_psn) > 0) {
+		rc_rtt_sample(&qp->comp.rtt, now - qp->req.rtt_tsc);
 		/* delay-based control: the window follows the round trip */
 		if (unlikely(qp->dev->swift.on))
-			qp->wnd = swift_sample(&qp->swift, &qp->dev->swift,
-					       now - qp->rtt_tsc, now);
-		qp->rtt_tsc = 0;
+			qp->req.wnd = swift_sample(&qp->req.swift, &qp->dev->swift,
+					       now - qp->req.rtt_tsc, now);
+		qp->req.rtt_tsc = 0;
 	}
-	rc_rtt_progress(&qp->rtt);
-	qp->una = psn;
+	rc_rtt_progress(&qp->comp.rtt);
+	qp->comp.una = psn;
 	/* acked never falls behind una (PSNs wrap): READs move una alone */
-	if (roce_psn_diff(roce_psn_add(psn, ROCE_PSN_MASK), qp->acked) > 0)
-		qp->acked = roce_psn_add(psn, ROCE_PSN_MASK);
-	qp->progress_tsc = now;
-	qp->nprobe = 0;
-	qp->retries_left = qp->retry_cnt;
-	qp->read_gap = false;
+	if (roce_psn_diff(roce_psn_add(psn, ROCE_PSN_MASK), qp->comp.acked) > 0)
+		qp->comp.acked = roce_psn_add(psn, ROCE_PSN_MASK);
+	qp->req.progress_tsc = now;
+	qp->req.nprobe = 0;
+	qp->comp.retries_left = qp->conn.retry_cnt;
+	qp->req.read_gap = false;
 }
 
 /* una reached p: the READ parts asked for again below it are done. */
@@ -68,7 +68,7 @@ ask_answered(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	for (uint32_t i = 0; i < sr->n_ask; i++) {
 		a = &sr->ask[(sr->ask_head + i) % RC_RD_ASKS];
 		if (a->psn == psn && !a->again) {
-			rc_rtt_sample(&qp->ask_rtt, now - a->tsc);
+			rc_rtt_sample(&qp->comp.ask_rtt, now - a->tsc);
 			a->again = true;	/* one sample */
 			return;
 		}
@@ -86,8 +86,8 @@ read_walk(struct dpdat_qp *qp, uint64_t now)
 	uint32_t p;
 	bool done = false;
 
-	while (qp->sq_head != qp->sq_started) {
-		w = swqe(qp, qp->sq_head);
+	while (qp->comp.sq_head != qp->req.sq_started) {
+		w = swqe(qp, qp->comp.sq_head);
 		if (!rc_wr_reads(w->opcode))
 			break;
 		while (w->done_pkts < w->npkts &&
@@ -97,15 +97,15 @@ read_walk(struct dpdat_qp *qp, uint64_t now)
 			w->done_pkts++;
 		}
 		p = roce_psn_add(w->first_psn, w->done_pkts);
-		if (roce_psn_diff(p, qp->una) > 0) {
+		if (roce_psn_diff(p, qp->comp.una) > 0) {
 			progress(qp, p, now);
 			ask_done(sr, p);
 		}
 		if (w->done_pkts < w->npkts)
 			break;
 		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
-		qp->sq_head++;
-		qp->reads_out--;
+		qp->comp.sq_head++;
+		qp->req.reads_out--;
 		done = true;
 	}
 	return done;
@@ -120,12 +120,12 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	uint32_t end;
 
 	/* kept: WRs after a READ still answering complete once it does */
-	if (roce_psn_diff(psn, qp->acked) > 0)
-		qp->acked = psn;
-	psn = qp->acked;
+	if (roce_psn_diff(psn, qp->comp.acked) > 0)
+		qp->comp.acked = psn;
+	psn = qp->comp.acked;
 	do {
-		while (qp->sq_head != qp->sq_started) {
-			w = swqe(qp, qp->sq_head);
+		while (qp->comp.sq_head != qp->req.sq_started) {
+			w = swqe(qp, qp->comp.sq_head);
 			if (rc_wr_reads(w->opcode)) {
 				/* responses acknowledge a READ, nothing
 				 * else */
@@ -138,13 +138,13 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 			if (!rc_zc_done(w))
 				break;
 			rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
-			qp->sq_head++;
+			qp->comp.sq_head++;
 		}
 	} while (qp->sr != NULL && read_walk(qp, now));
 	/* una never passes a READ still waiting for responses: the one at
 	 * the head, or one behind a WR acknowledged but not complete (its
 	 * zero-copy memory still in the device) that this ACK goes past */
-	for (uint32_t i = qp->sq_head; i != qp->sq_started; i++) {
+	for (uint32_t i = qp->comp.sq_head; i != qp->req.sq_started; i++) {
 		w = swqe(qp, i);
 		if (rc_wr_reads(w->opcode)) {
 			if (roce_psn_diff(psn, w->first_psn) >= 0)
@@ -156,9 +156,9 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 						     w->npkts)) < 0)
 			break;	/* the ACK ends inside it: no READ passed */
 	}
-	if (roce_psn_diff(roce_psn_add(psn, 1), qp->una) > 0) {
+	if (roce_psn_diff(roce_psn_add(psn, 1), qp->comp.una) > 0) {
 		progress(qp, roce_psn_add(psn, 1), now);
-		qp->rnr_left = qp->rnr_retry;
+		qp->comp.rnr_left = qp->conn.rnr_retry;
 	}
 	/* a go-back rewound below what the peer now has: skip ahead */
 	rc_catch_up(qp);
@@ -168,8 +168,8 @@ ack_upto(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 void
 rc_complete_acked(struct dpdat_qp *qp)
 {
-	qp->zc_check = false;
-	ack_upto(qp, roce_psn_add(qp->una, ROCE_PSN_MASK), rte_get_tsc_cycles());
+	qp->comp.zc_check = false;
+	ack_upto(qp, roce_psn_add(qp->comp.una, ROCE_PSN_MASK), rte_get_tsc_cycles());
 }
 
 /* The WR holding psn fails with status (those before it were answered
@@ -182,7 +182,7 @@ remote_error(struct dpdat_qp *qp, uint32_t psn, enum dpdat_wc_status status)
 	uint32_t i;
 
 	i = rc_swqe_of_psn(qp, psn);
-	if (i == qp->sq_started) {
+	if (i == qp->req.sq_started) {
 		RC_LOG(DEBUG, "qp %u: stale NAK (status %d) at psn %u: "
 		       "nothing outstanding there", qp->qpn, status, psn);
 		return;
@@ -190,7 +190,7 @@ remote_error(struct dpdat_qp *qp, uint32_t psn, enum dpdat_wc_status status)
 	ack_upto(qp, roce_psn_add(psn, ROCE_PSN_MASK), rte_get_tsc_cycles());
 	i = rc_swqe_of_psn(qp, psn);
 	RC_LOG(INFO, "qp %u: remote error %d at psn %u", qp->qpn, status, psn);
-	rc_qp_fail(qp, i != qp->sq_started ? i : qp->sq_head, status);
+	rc_qp_fail(qp, i != qp->req.sq_started ? i : qp->comp.sq_head, status);
 }
 
 static void
@@ -201,8 +201,8 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, const uint8_t *sack,
 
 	/* only PSNs we have sent and not yet seen acknowledged: an ACK for a
 	 * PSN never sent (a ghost) must not complete anything */
-	if (roce_psn_diff(psn, qp->una) < -1 ||
-	    roce_psn_diff(psn, qp->max_sent) >= 0)
+	if (roce_psn_diff(psn, qp->comp.una) < -1 ||
+	    roce_psn_diff(psn, qp->req.max_sent) >= 0)
 		return;
 	switch (syn & ROCE_AETH_TYPE_MASK) {
 	case ROCE_AETH_ACK:
@@ -211,7 +211,7 @@ on_ack(struct dpdat_qp *qp, uint32_t psn, uint8_t syn, const uint8_t *sack,
 	case ROCE_AETH_RNR_NAK:
 		qp->st.rnr_naks_rcvd++;
 		ack_upto(qp, prev, now);
-		if (qp->rnr_retry != 7 && qp->rnr_left-- == 0) {
+		if (qp->conn.rnr_retry != 7 && qp->comp.rnr_left-- == 0) {
 			remote_error(qp, psn, DPDAT_WC_RNR_RETRY_EXC_ERR);
 			return;
 		}
@@ -257,15 +257,15 @@ read_hole(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	uint32_t idx, s, lo;
 	struct rc_swqe *w;
 
-	if (roce_psn_diff(p, qp->una) < 0 || rc_rd_test(qp->sr, p))
+	if (roce_psn_diff(p, qp->comp.una) < 0 || rc_rd_test(qp->sr, p))
 		return;
 	idx = rc_swqe_of_psn(qp, p);
-	if (idx == qp->sq_started)
+	if (idx == qp->req.sq_started)
 		return;
 	w = swqe(qp, idx);
 	if (!rc_wr_reads(w->opcode))
 		return;
-	lo = roce_psn_diff(qp->una, w->first_psn) > 0 ? qp->una :
+	lo = roce_psn_diff(qp->comp.una, w->first_psn) > 0 ? qp->comp.una :
 	     w->first_psn;
 	for (s = p; s != lo && !rc_rd_test(qp->sr, roce_psn_add(s,
 					   ROCE_PSN_MASK)); )
@@ -274,7 +274,7 @@ read_hole(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 	    rc_read_again(qp, w, (uint32_t)roce_psn_diff(s, w->first_psn),
 			  now) == 0) {
 		qp->st.sack_resent++;
-		qp->rexmit_tsc = now;
+		qp->req.rexmit_tsc = now;
 	}
 }
 
@@ -285,7 +285,7 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		uint32_t psn, unsigned int off, unsigned int paylen,
 		const uint8_t *flat, uint64_t now)
 {
-	const int32_t d = roce_psn_diff(psn, qp->una);
+	const int32_t d = roce_psn_diff(psn, qp->comp.una);
 	enum dpdat_wc_status st;
 	struct rc_swqe *w;
 	uint32_t idx, k, want;
@@ -294,17 +294,17 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 		return;		/* placed already, or too far ahead */
 	/* the walk starts at the head READ: nearly always the one */
 	idx = rc_swqe_of_psn(qp, psn);
-	if (idx == qp->sq_started)
+	if (idx == qp->req.sq_started)
 		return;
 	w = swqe(qp, idx);
 	if (!rc_wr_reads(w->opcode))
 		return;
 	/* a response acknowledges every request before its READ */
-	if (idx != qp->sq_head)
+	if (idx != qp->comp.sq_head)
 		ack_upto(qp, roce_psn_add(w->first_psn, ROCE_PSN_MASK), now);
 	k = (uint32_t)roce_psn_diff(psn, w->first_psn);
-	want = w->len == 0 ? 0 : RTE_MIN((uint32_t)qp->pmtu,
-					 w->len - k * qp->pmtu);
+	want = w->len == 0 ? 0 : RTE_MIN((uint32_t)qp->conn.pmtu,
+					 w->len - k * qp->conn.pmtu);
 	/* the size asked for; the last response ends the message (a part
 	 * asked again may end anywhere) */
 	if (paylen != want || !resp_fits(w, op) ||
@@ -315,7 +315,7 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	}
 	st = flat != NULL ?
 	     rc_buf_to_sge(qp, w->sge, w->num_sge, 0, flat, paylen) :
-	     rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
+	     rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->conn.pmtu, m, off,
 			    paylen);
 	if (st != DPDAT_WC_SUCCESS) {
 		rc_qp_fail(qp, idx, st);
@@ -333,7 +333,7 @@ on_read_resp_sr(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	if (d != 0)
 		read_hole(qp, psn, now);
 	if (read_walk(qp, now))
-		ack_upto(qp, qp->acked, now);
+		ack_upto(qp, qp->comp.acked, now);
 	rc_catch_up(qp);
 }
 
@@ -347,21 +347,21 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	enum dpdat_wc_status st;
 	uint32_t k, want, expect;
 
-	if (qp->sq_head == qp->sq_started)
+	if (qp->comp.sq_head == qp->req.sq_started)
 		return;
-	w = swqe(qp, qp->sq_head);
+	w = swqe(qp, qp->comp.sq_head);
 	if (!rc_wr_reads(w->opcode)) {
 		/* a response acknowledges every request before its READ
 		 * (the ACK for them may have been lost) */
 		uint32_t idx = rc_swqe_of_psn(qp, psn);
 
-		if (idx == qp->sq_started ||
+		if (idx == qp->req.sq_started ||
 		    !rc_wr_reads(swqe(qp, idx)->opcode))
 			return;
 		ack_upto(qp, roce_psn_add(swqe(qp, idx)->first_psn,
 					  ROCE_PSN_MASK), now);
-		w = swqe(qp, qp->sq_head);
-		if (qp->sq_head == qp->sq_started ||
+		w = swqe(qp, qp->comp.sq_head);
+		if (qp->comp.sq_head == qp->req.sq_started ||
 		    !rc_wr_reads(w->opcode))
 			return;
 	}
@@ -372,12 +372,12 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 			rc_go_back_read(qp, expect, now);
 		return;
 	}
-	if (qp->read_gap && !qp->read_gap_again)	/* answered: timed */
-		rc_rtt_sample(&qp->ask_rtt, now - qp->read_gap_tsc);
-	else if (qp->read_gap)
-		rc_rtt_progress(&qp->ask_rtt);
+	if (qp->req.read_gap && !qp->req.read_gap_again)	/* answered: timed */
+		rc_rtt_sample(&qp->comp.ask_rtt, now - qp->req.read_gap_tsc);
+	else if (qp->req.read_gap)
+		rc_rtt_progress(&qp->comp.ask_rtt);
 	k = w->done_pkts;
-	want = RTE_MIN((uint32_t)qp->pmtu, w->len - k * qp->pmtu);
+	want = RTE_MIN((uint32_t)qp->conn.pmtu, w->len - k * qp->conn.pmtu);
 	if (w->len == 0)
 		want = 0;
 	/* size must match what we asked for, and only the last response
@@ -392,19 +392,19 @@ on_read_resp(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op,
 	}
 	st = flat != NULL ?
 	     rc_buf_to_sge(qp, w->sge, w->num_sge, 0, flat, paylen) :
-	     rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->pmtu, m, off,
+	     rc_mbuf_to_sge(qp, w->sge, w->num_sge, k * qp->conn.pmtu, m, off,
 			    paylen);
 	if (st != DPDAT_WC_SUCCESS) {
-		rc_qp_fail(qp, qp->sq_head, st);
+		rc_qp_fail(qp, qp->comp.sq_head, st);
 		return;
 	}
 	w->done_pkts++;
 	progress(qp, roce_psn_add(psn, 1), now);
 	if (w->done_pkts == w->npkts) {
 		rc_complete_send(qp, w, DPDAT_WC_SUCCESS);
-		qp->sq_head++;
-		qp->reads_out--;
-		ack_upto(qp, qp->acked, now);	/* WRs acknowledged meanwhile */
+		qp->comp.sq_head++;
+		qp->req.reads_out--;
+		ack_upto(qp, qp->comp.acked, now);	/* WRs acknowledged meanwhile */
 	}
 	/* a go-back may have rewound the sender into this READ: the answers
 	 * came anyway, so move it past them */

@@ -141,7 +141,7 @@ rc_ecn_ce(struct dpdat_qp *qp, const struct roce_bth *bth)
 
 	qp->st.ecn_ce_rcvd++;
 	if (bth->opcode == ROCE_OP_CNP ||
-	    now - qp->cnp_tsc < qp->dev->cnp_gap_tsc)
+	    now - qp->resp.cnp_tsc < qp->dev->cnp_gap_tsc)
 		return;
 	m = rc_pkt_alloc(qp, ROCE_OP_CNP, 0, false, ROCE_CNP_LEN);
 	if (m == NULL)
@@ -150,14 +150,14 @@ rc_ecn_ce(struct dpdat_qp *qp, const struct roce_bth *bth)
 	((uint8_t *)&b->qpn)[0] |= ROCE_BTH_BECN;
 	memset(b + 1, 0, ROCE_CNP_LEN);
 	/* Not-ECT: a notification is not data a queue should mark */
-	if (port_frame_tos(qp->dev->port, m, qp->dip, &qp->dmac, qp->sport,
+	if (port_frame_tos(qp->dev->port, m, qp->conn.dip, &qp->conn.dmac, qp->conn.sport,
 			   0) != 0) {
 		rte_pktmbuf_free(m);
 		return;
 	}
 	qp->st.tx_pkts++;
 	rc_tx(qp->dev, m);
-	qp->cnp_tsc = now;
+	qp->resp.cnp_tsc = now;
 	qp->st.cnp_sent++;
 }
 
@@ -179,7 +179,7 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 	 * misdirected, never reaches the responder or the completer */
 	ip = rte_pktmbuf_mtod_offset(m, const struct rte_ipv4_hdr *,
 				     sizeof(struct rte_ether_hdr));
-	if (ip->src_addr != qp->dip) {
+	if (ip->src_addr != qp->conn.dip) {
 		dev->port->st.drop_not_peer++;
 		return;
 	}
@@ -190,7 +190,7 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 		return;
 	}
 	/* an ACK rides only on a request, from a peer that agreed */
-	if (unlikely(rx->ride) && !qp->ride_ok) {
+	if (unlikely(rx->ride) && !qp->resp.ride_ok) {
 		dev->port->st.drop_bad_hdr++;
 		return;
 	}
@@ -226,7 +226,7 @@ rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 		}
 		qp->st.cnp_rcvd++;
 		if (!dev->dcqcn.off)
-			dcqcn_cnp(&qp->cc, &dev->dcqcn, rte_get_tsc_cycles());
+			dcqcn_cnp(&qp->req.cc, &dev->dcqcn, rte_get_tsc_cycles());
 		break;
 	default:
 		rc_responder(qp, m, bth, rx->off, rx->paylen);
@@ -241,7 +241,7 @@ rc_qp_ring(struct dpdat_qp *qp)
 	/* a full barrier between the posted WR and the flag: the engine
 	 * clears the flag before it looks at the QP's rings, so either it
 	 * sees this WR or this exchange sees the flag clear (no lost post) */
-	if (__atomic_exchange_n(&qp->db_rung, 1, __ATOMIC_SEQ_CST) == 0)
+	if (__atomic_exchange_n(&qp->post.db_rung, 1, __ATOMIC_SEQ_CST) == 0)
 		rte_ring_mp_enqueue(qp->dev->db, qp);	/* room for every QP */
 }
 
@@ -269,7 +269,7 @@ rc_db_drain(struct dpdat_dev *dev)
 		 * rings are read on every CPU (a seq_cst store is not one on
 		 * all of them) */
 		for (i = 0; i < n; i++) {
-			__atomic_exchange_n(&rung[i]->db_rung, 0,
+			__atomic_exchange_n(&rung[i]->post.db_rung, 0,
 					    __ATOMIC_SEQ_CST);
 			rc_qp_kick(rung[i]);
 		}
@@ -298,7 +298,7 @@ rc_work_remove(struct dpdat_qp *qp)
 static inline bool
 rc_qp_idle(const struct dpdat_qp *qp)
 {
-	return qp->sq_head == qp->sq_tail && qp->nres == 0 &&
+	return qp->comp.sq_head == qp->req.sq_tail && qp->resp.nres == 0 &&
 	       (qp->sr == NULL || qp->sr->n_holes == 0);
 }
 
@@ -316,13 +316,13 @@ rc_work_check(const struct dpdat_dev *dev, uint64_t now)
 
 	for (uint32_t k = 0; k < dev->n_qps; k++) {
 		qp = dev->active[k];
-		if (qp->on_work || __atomic_load_n(&qp->db_rung,
+		if (qp->on_work || __atomic_load_n(&qp->post.db_rung,
 						   __ATOMIC_ACQUIRE))
 			continue;
 		rq = rc_req_state(qp, now);
 		rs = rc_resp_state(qp);
 		if ((rq != RC_REQ_IDLE && (rq != RC_REQ_ERROR ||
-					   qp->sq_head != qp->sq_tail)) ||
+					   qp->comp.sq_head != qp->req.sq_tail)) ||
 		    rs == RC_RESP_READING)
 			rte_panic("qp %u: off the work list while the requester "
 				  "is %s and the responder %s\n", qp->qpn,
@@ -338,7 +338,7 @@ rc_work_check(const struct dpdat_dev *dev, uint64_t now)
  * pass (the batch drops control packets it cannot take). Between peers
  * that agreed on riding ACKs, one may wait up to the device's ack hold for
  * a request (the consumer's answer) to carry it, while the consumer
- * answers requests (qp->pingpong); one that waited it out in vain
+ * answers requests (qp->resp.pingpong); one that waited it out in vain
  * ends that until the consumer answers in time again, so that a consumer
  * that does not answer (a stream, a WRITE waited for) gets its ACKs at
  * once. (After the requests, a full batch dropped ACKs of other QPs under
@@ -351,20 +351,20 @@ rc_acks(struct dpdat_dev *dev, uint64_t now)
 	while ((qp = *pp) != NULL) {
 		if (!rc_tx_room(dev))
 			return;
-		if (qp->ack_due && qp->pingpong) {
-			if (now - qp->ack_tsc < dev->ack_hold_tsc) {
-				pp = &qp->ack_next;	/* held */
+		if (qp->resp.ack_due && qp->resp.pingpong) {
+			if (now - qp->resp.ack_tsc < dev->ack_hold_tsc) {
+				pp = &qp->resp.ack_next;	/* held */
 				continue;
 			}
-			qp->pingpong = false;	/* no answer in time */
+			qp->resp.pingpong = false;	/* no answer in time */
 		}
-		*pp = qp->ack_next;
-		qp->ack_next = NULL;
-		qp->on_ack_list = false;
+		*pp = qp->resp.ack_next;
+		qp->resp.ack_next = NULL;
+		qp->resp.on_ack_list = false;
 		/* responses leave in PSN order: an ACK covering PSNs after a
 		 * READ waits until the READ's answers are out */
-		if (qp->ack_due && qp->nres == 0)
-			rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
+		if (qp->resp.ack_due && qp->resp.nres == 0)
+			rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->resp.epsn,
 							ROCE_PSN_MASK));
 	}
 }
@@ -382,12 +382,12 @@ rc_progress(struct dpdat_dev *dev, uint64_t now)
 	for (k = 0; k < dev->n_work; ) {
 		qp = dev->work[k];
 		rc_pull_posted(qp);
-		if (qp->zc_check && qp->state == DPDAT_QPS_RTS)
+		if (qp->comp.zc_check && qp->state == DPDAT_QPS_RTS)
 			rc_complete_acked(qp);
 		if (qp->state == DPDAT_QPS_RTS) {
 			rc_responder_reads(qp);
 			/* deadlines are scanned, no timer per packet */
-			if (qp->sq_head != qp->sq_started)
+			if (qp->comp.sq_head != qp->req.sq_started)
 				rc_requester_timer(qp, now);
 			rc_requester(qp, now);
 			rc_req_check(qp, "sending");

@@ -31,19 +31,19 @@ qp_rings(struct dpdat_qp *qp)
 	snprintf(name, sizeof(name), "dpdat_sq%p", (void *)qp);
 	/* producers serialised (HTS): a post list is written straight into
 	 * its slots between a zero-copy start and finish */
-	qp->sq_ring = rte_ring_create_elem(name, sizeof(struct rc_swqe),
-		rte_align32pow2(qp->sq_max + 1), SOCKET_ID_ANY,
+	qp->post.sq_ring = rte_ring_create_elem(name, sizeof(struct rc_swqe),
+		rte_align32pow2(qp->post.sq_max + 1), SOCKET_ID_ANY,
 		RING_F_MP_HTS_ENQ | RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "dpdat_rq%p", (void *)qp);
-	qp->rq_ring = rte_ring_create_elem(name, sizeof(struct rc_rwqe),
-		rte_align32pow2(qp->rq_max + 1), SOCKET_ID_ANY,
+	qp->post.rq_ring = rte_ring_create_elem(name, sizeof(struct rc_rwqe),
+		rte_align32pow2(qp->post.rq_max + 1), SOCKET_ID_ANY,
 		RING_F_SC_DEQ);
-	qp->sq_size = rte_align32pow2(qp->sq_max);
-	qp->rq_size = rte_align32pow2(qp->rq_max);
-	qp->sq = calloc(qp->sq_size, sizeof(*qp->sq));
-	qp->rq = calloc(qp->rq_size, sizeof(*qp->rq));
-	if (qp->sq_ring == NULL || qp->rq_ring == NULL || qp->sq == NULL ||
-	    qp->rq == NULL)
+	qp->req.sq_size = rte_align32pow2(qp->post.sq_max);
+	qp->resp.rq_size = rte_align32pow2(qp->post.rq_max);
+	qp->req.sq = calloc(qp->req.sq_size, sizeof(*qp->req.sq));
+	qp->resp.rq = calloc(qp->resp.rq_size, sizeof(*qp->resp.rq));
+	if (qp->post.sq_ring == NULL || qp->post.rq_ring == NULL || qp->req.sq == NULL ||
+	    qp->resp.rq == NULL)
 		return -ENOMEM;
 	return 0;
 }
@@ -51,11 +51,11 @@ qp_rings(struct dpdat_qp *qp)
 static void
 qp_release(struct dpdat_qp *qp)
 {
-	rte_ring_free(qp->sq_ring);
-	rte_ring_free(qp->rq_ring);
+	rte_ring_free(qp->post.sq_ring);
+	rte_ring_free(qp->post.rq_ring);
 	rc_sr_disable(qp);
-	free(qp->sq);
-	free(qp->rq);
+	free(qp->req.sq);
+	free(qp->resp.rq);
 	free(qp);
 }
 
@@ -63,11 +63,11 @@ qp_release(struct dpdat_qp *qp)
 static void
 qp_set_isn(struct dpdat_qp *qp, uint32_t isn)
 {
-	qp->isn = isn;
-	qp->psn = qp->una = qp->frontier = qp->max_sent = qp->isn;
-	qp->acked = roce_psn_add(qp->isn, ROCE_PSN_MASK);
+	qp->req.isn = isn;
+	qp->req.psn = qp->comp.una = qp->req.frontier = qp->req.max_sent = qp->req.isn;
+	qp->comp.acked = roce_psn_add(qp->req.isn, ROCE_PSN_MASK);
 	if (qp->sr != NULL)
-		qp->sr->rd_top = qp->isn;
+		qp->sr->rd_top = qp->req.isn;
 }
 
 /* A tag for a new QP: never 0; 64 bits do not wrap in a process's life. */
@@ -113,9 +113,9 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 	qp->scq = conf->send_cq;
 	qp->rcq = conf->recv_cq;
 	qp->sig_all = conf->sq_sig_all;
-	qp->sq_max = conf->max_send_wr ? conf->max_send_wr : 256;
+	qp->post.sq_max = conf->max_send_wr ? conf->max_send_wr : 256;
 	/* with an SRQ the QP's own receive queue stays empty */
-	qp->rq_max = conf->srq != NULL ? 1 :
+	qp->post.rq_max = conf->srq != NULL ? 1 :
 		     conf->max_recv_wr ? conf->max_recv_wr : 256;
 	if (qp_rings(qp) != 0) {
 		qp_release(qp);
@@ -142,13 +142,13 @@ dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
 	dev->next_qpn = idx + 1;
 	qp->qpn = dev->qpn_base + idx;
 	/* the UDP source port spreads QPs over RSS queues, as rxe does */
-	qp->sport = 0xc000 | (rte_jhash_1word(qp->qpn, 0) & 0x3fff);
+	qp->conn.sport = 0xc000 | (rte_jhash_1word(qp->qpn, 0) & 0x3fff);
 	qp->scq->users++;
 	qp->rcq->users++;
 	mr_pz_hold(qp->pz, 1);	/* the PZ cannot go while a QP uses it */
 	if (conf->srq != NULL) {
-		qp->srq = conf->srq;
-		qp->srq->users++;	/* dev->lock: srq_free checks it */
+		qp->resp.srq = conf->srq;
+		qp->resp.srq->users++;	/* dev->lock: srq_free checks it */
 	}
 	rc_lock_engine(dev);
 	dev->qps[idx] = qp;
@@ -191,25 +191,25 @@ qp_send_params(struct dpdat_qp *qp, uint8_t retry_cnt, uint8_t rnr_retry,
 	const uint64_t hz = qp->dev->tsc_hz;
 	uint64_t us;
 
-	qp->retry_cnt = retry_cnt;
-	qp->rnr_retry = rnr_retry;
-	qp->retries_left = retry_cnt;
-	qp->rnr_left = rnr_retry;
+	qp->conn.retry_cnt = retry_cnt;
+	qp->conn.rnr_retry = rnr_retry;
+	qp->comp.retries_left = retry_cnt;
+	qp->comp.rnr_left = rnr_retry;
 	/* never more than a dpdat responder holds (RC_MAX_RD): it keeps
 	 * that many atomic results to answer duplicates from */
-	qp->max_rd = max_rd_atomic ? RTE_MIN(max_rd_atomic,
+	qp->conn.max_rd = max_rd_atomic ? RTE_MIN(max_rd_atomic,
 					     (uint8_t)RC_MAX_RD) : RC_MAX_RD;
 	/* IB encoding: 4.096 us * 2^timeout; 14 is 67 ms */
 	us = (4096ull << (timeout ? timeout : 14)) / 1000;
-	qp->timeout_tsc = (uint64_t)((double)us * hz / 1e6);
+	qp->conn.timeout_tsc = (uint64_t)((double)us * hz / 1e6);
 	/* the consumer's timeout bounds the estimated one from above */
 	/* a spurious timeout resends one packet under selective repeat, a
 	 * window under go-back-N: the floors differ */
-	rc_rtt_init(&qp->rtt, hz * (qp->sr != NULL ?
+	rc_rtt_init(&qp->comp.rtt, hz * (qp->sr != NULL ?
 		    RC_RTO_FLOOR_SR_US : RC_RTO_FLOOR_US) / 1000000,
-		    qp->timeout_tsc, hz * RC_RTO_INIT_US / 1000000);
-	rc_rtt_init(&qp->ask_rtt, hz * RC_RTO_FLOOR_SR_US / 4000000,
-		    qp->timeout_tsc, qp->rtt.rto);
+		    qp->conn.timeout_tsc, hz * RC_RTO_INIT_US / 1000000);
+	rc_rtt_init(&qp->comp.ask_rtt, hz * RC_RTO_FLOOR_SR_US / 4000000,
+		    qp->conn.timeout_tsc, qp->comp.rtt.rto);
 }
 
 /* Engine held, r checked: the QP takes its peer and goes to RTS. */
@@ -218,26 +218,26 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 {
 	struct dpdat_dev *dev = qp->dev;
 
-	qp->dqpn = r->qpn;
-	qp->peer_isn = r->psn & ROCE_PSN_MASK;
-	qp->dip = r->ipv4;
-	qp->dmac = r->mac;
-	qp->pmtu = r->pmtu;
-	qp->wnd = RC_MAX_INFLIGHT;
-	qp->ackreq_every = RC_ACKREQ_EVERY;
-	qp->nak_repeat = (r->ext & DPDAT_QP_EXT_NAK_REPEAT) != 0;
-	qp->ack_ride = (r->ext & DPDAT_QP_EXT_ACK_RIDE) && !dev->go_back_n;
-	qp->ride_ok = qp->ack_ride;
+	qp->conn.dqpn = r->qpn;
+	qp->resp.peer_isn = r->psn & ROCE_PSN_MASK;
+	qp->conn.dip = r->ipv4;
+	qp->conn.dmac = r->mac;
+	qp->conn.pmtu = r->pmtu;
+	qp->req.wnd = RC_MAX_INFLIGHT;
+	qp->req.ackreq_every = RC_ACKREQ_EVERY;
+	qp->req.nak_repeat = (r->ext & DPDAT_QP_EXT_NAK_REPEAT) != 0;
+	qp->resp.ack_ride = (r->ext & DPDAT_QP_EXT_ACK_RIDE) && !dev->go_back_n;
+	qp->resp.ride_ok = qp->resp.ack_ride;
 	/* selective repeat when agreed, and memory for it; else go-back-N */
 	if ((r->ext & DPDAT_QP_EXT_SACK) && !dev->go_back_n &&
 	    rc_sr_enable(qp) != 0)
 		RC_LOG(WARNING, "qp %u: no memory for selective repeat: "
 		       "go-back-N", qp->qpn);
 	if (qp->sr != NULL)
-		qp->sr->rd_top = qp->isn;
+		qp->sr->rd_top = qp->req.isn;
 	qp_send_params(qp, r->retry_cnt, r->rnr_retry, r->timeout,
 		       r->max_rd_atomic);
-	qp->epsn = r->psn;
+	qp->resp.epsn = r->psn;
 	__atomic_store_n(&qp->state, DPDAT_QPS_RTS, __ATOMIC_RELEASE);
 }
 
@@ -267,8 +267,8 @@ dpdat_qp_set_send(struct dpdat_qp *qp, const struct dpdat_qp_send_attr *a)
 	/* sq_out counts every WR posted and not yet completed; psn moves
 	 * with every one the engine took */
 	if (__atomic_load_n(&qp->state, __ATOMIC_ACQUIRE) != DPDAT_QPS_RTS ||
-	    __atomic_load_n(&qp->sq_out, __ATOMIC_ACQUIRE) != 0 ||
-	    qp->psn != qp->isn) {
+	    __atomic_load_n(&qp->post.sq_out, __ATOMIC_ACQUIRE) != 0 ||
+	    qp->req.psn != qp->req.isn) {
 		ret = -EBUSY;
 	} else {
 		qp_set_isn(qp, a->sq_psn);
@@ -315,15 +315,15 @@ dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info)
 	if (info == NULL)
 		return -EINVAL;
 	info->qpn = qp->qpn;
-	info->sq_psn = qp->isn;
+	info->sq_psn = qp->req.isn;
 	info->ext = (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
-		    (qp->nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0) |
-		    (qp->ack_ride ? DPDAT_QP_EXT_ACK_RIDE : 0);
+		    (qp->req.nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0) |
+		    (qp->resp.ack_ride ? DPDAT_QP_EXT_ACK_RIDE : 0);
 	info->state = (enum dpdat_qp_state)__atomic_load_n(&qp->state,
 							    __ATOMIC_ACQUIRE);
-	info->pmtu = qp->pmtu;
+	info->pmtu = qp->conn.pmtu;
 	info->pz_id = qp->pz_id;
-	info->srq_held = __atomic_load_n(&qp->srq_held, __ATOMIC_RELAXED);
+	info->srq_held = __atomic_load_n(&qp->resp.srq_held, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -335,14 +335,14 @@ dpdat_qp_stats(const struct dpdat_qp *qp, struct dpdat_qp_stats *st)
 	if (st == NULL)
 		return -EINVAL;
 	*st = qp->st;	/* counters: a slightly torn snapshot is fine */
-	st->cc_rate_mbps = qp->cc.rc / 1000000;
-	st->cc_cuts = qp->cc.cuts;
-	st->cc_wnd = qp->swift.wnd / SWIFT_ONE;
-	st->cc_wnd_cuts = qp->swift.cuts;
+	st->cc_rate_mbps = qp->req.cc.rc / 1000000;
+	st->cc_cuts = qp->req.cc.cuts;
+	st->cc_wnd = qp->req.swift.wnd / SWIFT_ONE;
+	st->cc_wnd_cuts = qp->req.swift.cuts;
 	if (qp->dev->tsc_hz != 0) {
-		st->srtt_ns = (uint64_t)((double)qp->rtt.srtt * 1e9 /
+		st->srtt_ns = (uint64_t)((double)qp->comp.rtt.srtt * 1e9 /
 					 qp->dev->tsc_hz);
-		st->rto_ns = (uint64_t)((double)qp->rtt.rto * 1e9 /
+		st->rto_ns = (uint64_t)((double)qp->comp.rtt.rto * 1e9 /
 					qp->dev->tsc_hz);
 	}
 	return 0;
@@ -366,7 +366,7 @@ rc_complete_send(struct dpdat_qp *qp, const struct rc_swqe *w,
 	push = w->signaled || status != DPDAT_WC_SUCCESS;
 	/* room first: a consumer that sees the completion may post at once
 	 * (w is the engine's copy, which no poster writes) */
-	__atomic_sub_fetch(&qp->sq_out, 1, __ATOMIC_RELEASE);
+	__atomic_sub_fetch(&qp->post.sq_out, 1, __ATOMIC_RELEASE);
 	if (push)
 		rc_cq_push(qp->scq, &wc);
 }
@@ -386,8 +386,8 @@ rc_complete_recv(struct dpdat_qp *qp, const struct rc_rwqe *w,
 		wc.flags = DPDAT_WC_WITH_IMM;
 	}
 	/* room first, as for sends */
-	if (qp->srq == NULL)
-		__atomic_sub_fetch(&qp->rq_out, 1, __ATOMIC_RELEASE);
+	if (qp->resp.srq == NULL)
+		__atomic_sub_fetch(&qp->post.rq_out, 1, __ATOMIC_RELEASE);
 	rc_cq_push(qp->rcq, &wc);
 }
 
@@ -399,21 +399,21 @@ rc_pull_posted(struct dpdat_qp *qp)
 
 	/* in bursts, as posted: up to the free space before the array wraps */
 	do {
-		idx = qp->sq_tail & (qp->sq_size - 1);
-		room = RTE_MIN(qp->sq_size - (qp->sq_tail - qp->sq_head),
-			       qp->sq_size - idx);
-		n = room == 0 ? 0 : rte_ring_dequeue_burst_elem(qp->sq_ring,
-				&qp->sq[idx], sizeof(struct rc_swqe), room,
+		idx = qp->req.sq_tail & (qp->req.sq_size - 1);
+		room = RTE_MIN(qp->req.sq_size - (qp->req.sq_tail - qp->comp.sq_head),
+			       qp->req.sq_size - idx);
+		n = room == 0 ? 0 : rte_ring_dequeue_burst_elem(qp->post.sq_ring,
+				&qp->req.sq[idx], sizeof(struct rc_swqe), room,
 				NULL);
-		qp->sq_tail += n;
+		qp->req.sq_tail += n;
 	} while (n != 0 && n == room);
-	while (qp->srq == NULL && qp->rq_tail - qp->rq_head < qp->rq_size) {
-		n = rte_ring_dequeue_elem(qp->rq_ring,
-					  &qp->rq[qp->rq_tail & (qp->rq_size - 1)],
+	while (qp->resp.srq == NULL && qp->resp.rq_tail - qp->resp.rq_head < qp->resp.rq_size) {
+		n = rte_ring_dequeue_elem(qp->post.rq_ring,
+					  &qp->resp.rq[qp->resp.rq_tail & (qp->resp.rq_size - 1)],
 					  sizeof(struct rc_rwqe));
 		if (n != 0)
 			break;
-		qp->rq_tail++;
+		qp->resp.rq_tail++;
 	}
 	if (qp->state == DPDAT_QPS_ERR)
 		rc_qp_flush(qp);
@@ -427,10 +427,10 @@ rc_qp_flush(struct dpdat_qp *qp)
 {
 	struct rc_swqe *w;
 
-	if (qp->sq_head != qp->sq_tail)
-		rc_tx_purge(qp->dev, qp->dqpn, qp->dip, false);
-	for (; qp->sq_head != qp->sq_tail; qp->sq_head++) {
-		w = &qp->sq[qp->sq_head & (qp->sq_size - 1)];
+	if (qp->comp.sq_head != qp->req.sq_tail)
+		rc_tx_purge(qp->dev, qp->conn.dqpn, qp->conn.dip, false);
+	for (; qp->comp.sq_head != qp->req.sq_tail; qp->comp.sq_head++) {
+		w = &qp->req.sq[qp->comp.sq_head & (qp->req.sq_size - 1)];
 		/* a zero-copy WR waits until the device released it */
 		if (!rc_zc_done(w))
 			break;
@@ -441,9 +441,9 @@ rc_qp_flush(struct dpdat_qp *qp)
 	for (; rc_rwqe_have(qp); rc_rwqe_next(qp))
 		rc_complete_recv(qp, rc_rwqe_cur(qp), DPDAT_WC_WR_FLUSH_ERR,
 				 DPDAT_WR_RECV, 0, NULL);
-	qp->sq_send = qp->sq_started = qp->sq_head;
-	qp->reads_out = 0;
-	qp->nres = 0;
+	qp->req.sq_send = qp->req.sq_started = qp->comp.sq_head;
+	qp->req.reads_out = 0;
+	qp->resp.nres = 0;
 	if (qp->sr != NULL)
 		qp->sr->n_holes = 0;
 	rc_sr_drop_held(qp);
@@ -462,9 +462,9 @@ rc_qp_error(struct dpdat_qp *qp)
 void
 rc_qp_fail(struct dpdat_qp *qp, uint32_t idx, enum dpdat_wc_status st)
 {
-	if ((int32_t)(idx - qp->sq_head) >= 0 &&
-	    (int32_t)(qp->sq_tail - idx) > 0)
-		qp->sq[idx & (qp->sq_size - 1)].fail = (uint8_t)st;
+	if ((int32_t)(idx - qp->comp.sq_head) >= 0 &&
+	    (int32_t)(qp->req.sq_tail - idx) > 0)
+		qp->req.sq[idx & (qp->req.sq_size - 1)].fail = (uint8_t)st;
 	rc_qp_error(qp);
 }
 
@@ -484,22 +484,22 @@ dpdat_qp_dump(const struct dpdat_qp *qp, FILE *f)
 		"  responder (%s): epsn %u msn %u msg %u nak_sent %d "
 		"ack_due %d reads queued %u rq head %u tail %u srq %p "
 		"held %d\n",
-		qp->qpn, qp->dqpn,
-		qp->state, qp->pmtu, (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
-		(qp->nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0),
+		qp->qpn, qp->conn.dqpn,
+		qp->state, qp->conn.pmtu, (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
+		(qp->req.nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0),
 		rc_req_state_name(rc_req_state(qp, rte_get_tsc_cycles())),
-		qp->psn, qp->una, qp->max_sent, qp->frontier, qp->isn,
-		qp->acked,
-		(unsigned long)((double)qp->rtt.srtt * 1e9 / qp->dev->tsc_hz),
-		(unsigned long)((double)qp->rtt.rto * 1e9 / qp->dev->tsc_hz),
-		qp->nprobe, qp->sr != NULL ? qp->sr->n_held : 0,
-		qp->sq_head, qp->sq_send,
-		qp->sq_started, qp->sq_tail, qp->sq_out, qp->reads_out,
-		qp->retries_left, qp->rnr_left,
-		rte_get_tsc_cycles() < qp->rnr_until, qp->dev->n_tx,
-		rc_resp_state_name(rc_resp_state(qp)), qp->epsn,
-		qp->msn, qp->resp_msg, qp->nak_sent, qp->ack_due, qp->nres,
-		qp->rq_head, qp->rq_tail, (void *)qp->srq, qp->srq_held);
+		qp->req.psn, qp->comp.una, qp->req.max_sent, qp->req.frontier, qp->req.isn,
+		qp->comp.acked,
+		(unsigned long)((double)qp->comp.rtt.srtt * 1e9 / qp->dev->tsc_hz),
+		(unsigned long)((double)qp->comp.rtt.rto * 1e9 / qp->dev->tsc_hz),
+		qp->req.nprobe, qp->sr != NULL ? qp->sr->n_held : 0,
+		qp->comp.sq_head, qp->req.sq_send,
+		qp->req.sq_started, qp->req.sq_tail, qp->post.sq_out, qp->req.reads_out,
+		qp->comp.retries_left, qp->comp.rnr_left,
+		rte_get_tsc_cycles() < qp->req.rnr_until, qp->dev->n_tx,
+		rc_resp_state_name(rc_resp_state(qp)), qp->resp.epsn,
+		qp->resp.msn, qp->resp.msg, qp->resp.nak_sent, qp->resp.ack_due, qp->resp.nres,
+		qp->resp.rq_head, qp->resp.rq_tail, (void *)qp->resp.srq, qp->resp.srq_held);
 	return 0;
 }
 
@@ -529,9 +529,9 @@ qp_stop(struct dpdat_qp *qp)
 	rc_srq_give_back(qp);	/* not flushed: it never completed */
 	rc_qp_error(qp);
 	rc_tx_flush(dev);	/* the ACK it owed, if held, goes first */
-	rc_tx_purge(dev, qp->dqpn, qp->dip, true);
+	rc_tx_purge(dev, qp->conn.dqpn, qp->conn.dip, true);
 	/* zero-copy memory still in the device: let it finish (bounded) */
-	for (t0 = rte_get_tsc_cycles(); qp->sq_head != qp->sq_tail &&
+	for (t0 = rte_get_tsc_cycles(); qp->comp.sq_head != qp->req.sq_tail &&
 	     rte_get_tsc_cycles() - t0 < rte_get_tsc_hz(); ) {
 		/* under the engine: a transmit queue is not thread safe */
 		rte_eth_tx_done_cleanup(dev->port->port_id, dev->port->queue, 0);
@@ -540,25 +540,25 @@ qp_stop(struct dpdat_qp *qp)
 		rc_lock_engine(dev);
 		rc_qp_flush(qp);
 	}
-	if (qp->sq_head != qp->sq_tail) {
+	if (qp->comp.sq_head != qp->req.sq_tail) {
 		RC_LOG(WARNING, "qp %u stopped with zero-copy memory still "
 		       "held by the device", qp->qpn);
-		for (; qp->sq_head != qp->sq_tail; qp->sq_head++)
-			rc_complete_send(qp, &qp->sq[qp->sq_head &
-					 (qp->sq_size - 1)],
+		for (; qp->comp.sq_head != qp->req.sq_tail; qp->comp.sq_head++)
+			rc_complete_send(qp, &qp->req.sq[qp->comp.sq_head &
+					 (qp->req.sq_size - 1)],
 					 DPDAT_WC_WR_FLUSH_ERR);
 	}
 	if (dev->qp_gone != NULL)	/* a connection may outlive its QP */
 		dev->qp_gone(dev->qp_gone_ctx, qp);
 	rc_work_remove(qp);
-	if (qp->on_ack_list) {
+	if (qp->resp.on_ack_list) {
 		struct dpdat_qp **pp = &dev->ack_list;
 
 		while (*pp != qp)
-			pp = &(*pp)->ack_next;
-		*pp = qp->ack_next;
-		qp->ack_next = NULL;
-		qp->on_ack_list = false;
+			pp = &(*pp)->resp.ack_next;
+		*pp = qp->resp.ack_next;
+		qp->resp.ack_next = NULL;
+		qp->resp.on_ack_list = false;
 	}
 }
 
@@ -583,8 +583,8 @@ dpdat_qp_free(struct dpdat_qp *qp)
 	rc_unlock_engine(dev);
 	qp->scq->users--;
 	qp->rcq->users--;
-	if (qp->srq != NULL)
-		qp->srq->users--;
+	if (qp->resp.srq != NULL)
+		qp->resp.srq->users--;
 	mr_pz_hold(qp->pz, -1);
 	pthread_mutex_unlock(&dev->lock);
 	qp_release(qp);
@@ -614,23 +614,23 @@ dpdat_qp_reset(struct dpdat_qp *qp)
 	qp->pz_id = keep.pz_id;
 	qp->scq = keep.scq;
 	qp->rcq = keep.rcq;
-	qp->srq = keep.srq;
+	qp->resp.srq = keep.resp.srq;
 	qp->sig_all = keep.sig_all;
-	qp->sq_max = keep.sq_max;
-	qp->rq_max = keep.rq_max;
-	qp->sq_ring = keep.sq_ring;
-	qp->rq_ring = keep.rq_ring;
-	qp->sq = keep.sq;
-	qp->rq = keep.rq;
-	qp->sq_size = keep.sq_size;
-	qp->rq_size = keep.rq_size;
+	qp->post.sq_max = keep.post.sq_max;
+	qp->post.rq_max = keep.post.rq_max;
+	qp->post.sq_ring = keep.post.sq_ring;
+	qp->post.rq_ring = keep.post.rq_ring;
+	qp->req.sq = keep.req.sq;
+	qp->resp.rq = keep.resp.rq;
+	qp->req.sq_size = keep.req.sq_size;
+	qp->resp.rq_size = keep.resp.rq_size;
 	qp->qpn = keep.qpn;
-	qp->sport = keep.sport;
+	qp->conn.sport = keep.conn.sport;
 	/* posted after the stop, before the reset: gone, as verbs has it */
-	rte_ring_reset(qp->sq_ring);
-	rte_ring_reset(qp->rq_ring);
-	memset(qp->sq, 0, qp->sq_size * sizeof(*qp->sq));
-	memset(qp->rq, 0, qp->rq_size * sizeof(*qp->rq));
+	rte_ring_reset(qp->post.sq_ring);
+	rte_ring_reset(qp->post.rq_ring);
+	memset(qp->req.sq, 0, qp->req.sq_size * sizeof(*qp->req.sq));
+	memset(qp->resp.rq, 0, qp->resp.rq_size * sizeof(*qp->resp.rq));
 	qp->tag = qp_tag_new();	/* memory windows bound before: not ours */
 	qp_set_isn(qp, (uint32_t)rte_rand() & ROCE_PSN_MASK);
 	qp->remote_ok = RC_REMOTE_ALL;
@@ -707,12 +707,12 @@ sq_reserve(struct dpdat_qp *qp, uint32_t n)
 {
 	uint32_t out, k;
 
-	out = __atomic_load_n(&qp->sq_out, __ATOMIC_RELAXED);
+	out = __atomic_load_n(&qp->post.sq_out, __ATOMIC_RELAXED);
 	do {
-		if (out >= qp->sq_max)
+		if (out >= qp->post.sq_max)
 			return 0;
-		k = RTE_MIN(n, qp->sq_max - out);
-	} while (!__atomic_compare_exchange_n(&qp->sq_out, &out, out + k,
+		k = RTE_MIN(n, qp->post.sq_max - out);
+	} while (!__atomic_compare_exchange_n(&qp->post.sq_out, &out, out + k,
 					      true, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
 	return k;
@@ -735,7 +735,7 @@ sq_write(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs, uint32_t k,
 	uint32_t i, len = len0;
 
 	*err = 0;
-	if (rte_ring_enqueue_zc_bulk_elem_start(qp->sq_ring,
+	if (rte_ring_enqueue_zc_bulk_elem_start(qp->post.sq_ring,
 			sizeof(struct rc_swqe), k, &zcd, NULL) != k) {
 		*err = -ENOMEM;	/* not while sq_out bounds the ring */
 		return 0;
@@ -745,7 +745,7 @@ sq_write(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs, uint32_t k,
 			break;
 		swqe_fill(zc_slot(&zcd, i), qp, &wrs[i], len);
 	}
-	rte_ring_enqueue_zc_elem_finish(qp->sq_ring, i);
+	rte_ring_enqueue_zc_elem_finish(qp->post.sq_ring, i);
 	return i;
 }
 
@@ -776,7 +776,7 @@ dpdat_post_send_burst(struct dpdat_qp *qp, const struct dpdat_send_wr *wrs,
 		return -ENOMEM;
 	done = sq_write(qp, wrs, k, len, &ret);
 	if (done < k)
-		__atomic_sub_fetch(&qp->sq_out, k - done, __ATOMIC_RELEASE);
+		__atomic_sub_fetch(&qp->post.sq_out, k - done, __ATOMIC_RELEASE);
 	if (done != 0)
 		rc_qp_ring(qp);
 	*n_posted = done;
@@ -845,11 +845,11 @@ dpdat_post_recv(struct dpdat_qp *qp, const struct dpdat_recv_wr *wr)
 
 	if (qp == NULL || qp->magic != RC_MAGIC_QP)
 		return -EBADF;
-	if (qp->srq != NULL)
+	if (qp->resp.srq != NULL)
 		return -EINVAL;	/* its receives come from the SRQ */
 	ret = rc_rwqe_fill(&w, wr);
 	if (ret == 0)
-		ret = rc_rwqe_post(qp->rq_ring, &qp->rq_out, qp->rq_max, &w);
+		ret = rc_rwqe_post(qp->post.rq_ring, &qp->post.rq_out, qp->post.rq_max, &w);
 	if (ret == 0)
 		rc_qp_ring(qp);	/* pulled at once; flushed in ERR */
 	return ret;

@@ -66,7 +66,7 @@ extern int dpdat_rc_logtype;
 #define RC_ACK_HOLD_NS	2000
 #define RC_ACK_HOLD_MAX_NS 100000
 /* A consumer that sends a request within this many holds of the last ACK
- * it owed answers requests (qp->pingpong). The ACK that went alone at
+ * it owed answers requests (qp->resp.pingpong). The ACK that went alone at
  * once is in that time: over af_xdp its transmit kick (a system call)
  * took the answer past one hold, and no ACK ever rode. */
 #define RC_PINGPONG_HOLDS 8
@@ -219,7 +219,7 @@ struct rc_sr {
 	 * RC_RD_WND (a response lands where its PSN says, in any order) */
 	uint64_t rd_map[RC_RD_WND / 64];
 	/* requester: READ parts asked for again, oldest first, and how long
-	 * the answer to such a request takes (qp->ask_rtt): a part not there
+	 * the answer to such a request takes (qp->comp.ask_rtt): a part not there
 	 * after ask_rtt.rto is asked for again, a lost request or answer
 	 * costs that, not a timeout */
 	struct rc_ask {
@@ -265,6 +265,12 @@ enum rc_resp_msg {
 #define RC_REMOTE_ALL (DPDAT_MEM_PRIV_REMOTE_READ | DPDAT_MEM_PRIV_REMOTE_WRITE | \
 		       DPDAT_MEM_PRIV_REMOTE_ATOMIC)
 
+/* A QP's state falls in parts by who owns it: the posting threads (post),
+ * what the connection was set up with (conn), and, engine only, the
+ * requester that sends (req, requester.c), the completer that takes ACKs
+ * and READ responses (comp, completer.c) and the responder (resp,
+ * responder.c). The fields above them are set at creation or by the
+ * control path. */
 struct dpdat_qp {
 	uint32_t magic;
 	struct dpdat_dev *dev;
@@ -282,117 +288,148 @@ struct dpdat_qp {
 	struct dpdat_qp_stats st;
 
 	/* posting (any thread) */
-	struct rte_ring *sq_ring;	/* of struct rc_swqe, MP (HTS)/SC */
-	struct rte_ring *rq_ring;	/* of struct rc_rwqe, MP/SC */
-	uint32_t sq_max, rq_max;
-	uint32_t sq_out, rq_out;	/* posted, not completed (atomic) */
-	uint32_t db_rung;	/* on the device's doorbell ring (atomic) */
+	struct rc_post {
+		/* of struct rc_swqe, MP (HTS)/SC */
+		struct rte_ring *sq_ring;
+		struct rte_ring *rq_ring;	/* of struct rc_rwqe, MP/SC */
+		uint32_t sq_max, rq_max;
+		/* posted, not completed (atomic) */
+		uint32_t sq_out, rq_out;
+		/* on the device's doorbell ring (atomic) */
+		uint32_t db_rung;
+	} post;
 
-	/* peer */
-	uint32_t dqpn;
-	uint32_t dip;
-	struct rte_ether_addr dmac;
-	uint16_t sport;
-	uint16_t pmtu;
-	uint8_t retry_cnt, rnr_retry;
-	uint32_t max_rd;
-	uint64_t timeout_tsc;
+	/* the connection: the peer and the attributes it was set up with */
+	struct rc_conn {
+		uint32_t dqpn;
+		uint32_t dip;
+		struct rte_ether_addr dmac;
+		uint16_t sport;
+		uint16_t pmtu;
+		uint8_t retry_cnt, rnr_retry;
+		uint32_t max_rd;
+		uint64_t timeout_tsc;
+	} conn;
 
 	bool on_work;		/* on the engine's work list (engine only) */
+	struct rc_sr *sr;	/* selective repeat state (all three parts),
+				 * NULL: go-back-N */
 
-	/* requester, engine only */
-	struct rc_swqe *sq;	/* sq_size slots, indices free-running */
-	uint32_t sq_size;
-	uint32_t sq_head;	/* oldest not completed */
-	uint32_t sq_send;	/* next to (re)transmit */
-	uint32_t sq_tail;	/* next free */
-	uint32_t sq_started;	/* WRs before this one have their PSNs */
-	uint32_t send_off;	/* bytes of sq[sq_send] already sent */
-	uint32_t isn;		/* our first PSN */
-	uint32_t psn;		/* next PSN to send */
-	uint32_t frontier;	/* PSN the next new WR starts at */
-	uint32_t max_sent;	/* one past the highest PSN ever sent */
-	uint32_t una;		/* oldest unacknowledged PSN */
-	uint32_t acked;		/* highest PSN a cumulative ACK covered */
-	uint32_t since_ackreq;
-	uint32_t reads_out;	/* READ requests sent, not completed */
-	uint32_t retries_left, rnr_left;
-	uint64_t progress_tsc;	/* last time una moved, or the first send
-				 * after an idle spell: the stall clock */
-	uint64_t rexmit_tsc;	/* last probe or timeout in this stall */
-	struct rc_rtt rtt;	/* round-trip estimator, retransmit timeout */
-	uint32_t rtt_psn;	/* the packet being timed */
-	uint64_t rtt_tsc;	/* when it left; 0: nothing timed */
-	uint32_t gb_psn;	/* PSN of the last go-back on a sequence NAK */
-	uint64_t gb_tsc;	/* and when it happened */
-	uint8_t nprobe;		/* tail probes sent in this stall */
-	bool force_ackreq;	/* the next data packet asks for an ACK */
-	uint32_t wnd;		/* packets in flight allowed */
-	uint64_t tx_seq;	/* transmissions so far: orders sends (a
-				 * burst shares one timestamp) */
-	struct rc_sr *sr;	/* selective repeat state, NULL: go-back-N */
-	bool nak_repeat;	/* the peer takes repeated sequence NAKs */
-	uint32_t ackreq_every;
-	uint64_t rnr_until;	/* hold sending until then */
-	bool read_gap;		/* a READ response went missing */
-	bool read_gap_again;	/* and was asked for more than once */
-	uint64_t read_gap_tsc;	/* when it was last asked for */
-	/* How long the answer to a READ asked for again takes: it waits
-	 * behind the responses already on their way (both modes) */
-	struct rc_rtt ask_rtt;
-	bool zc_check;		/* a zero-copy buffer came back: complete */
+	/* requester, engine only: what is sent */
+	struct rc_req {
+		/* sq_size slots, indices free-running */
+		struct rc_swqe *sq;
+		uint32_t sq_size;
+		uint32_t sq_send;	/* next to (re)transmit */
+		uint32_t sq_tail;	/* next free */
+		/* WRs before this one have their PSNs */
+		uint32_t sq_started;
+		uint32_t isn;		/* our first PSN */
+		uint32_t psn;		/* next PSN to send */
+		uint32_t frontier;	/* PSN the next new WR starts at */
+		uint32_t max_sent;	/* one past the highest PSN ever sent */
+		uint32_t since_ackreq;
+		uint32_t reads_out;	/* READ requests sent, not completed */
+		uint64_t progress_tsc;	/* last time una moved, or the first
+					 * send after an idle spell: the stall
+					 * clock */
+		/* last probe or timeout in this stall */
+		uint64_t rexmit_tsc;
+		uint32_t rtt_psn;	/* the packet being timed */
+		uint64_t rtt_tsc;	/* when it left; 0: nothing timed */
+		uint32_t gb_psn;	/* PSN of the last go-back on a sequence
+					 * NAK */
+		uint64_t gb_tsc;	/* and when it happened */
+		uint8_t nprobe;		/* tail probes sent in this stall */
+		/* the next data packet asks for an ACK */
+		bool force_ackreq;
+		uint32_t wnd;		/* packets in flight allowed */
+		uint64_t tx_seq;	/* transmissions so far: orders sends (a
+					 * burst shares one timestamp) */
+		/* the peer takes repeated sequence NAKs */
+		bool nak_repeat;
+		uint32_t ackreq_every;
+		uint64_t rnr_until;	/* hold sending until then */
+		bool read_gap;		/* a READ response went missing */
+		bool read_gap_again;	/* and was asked for more than once */
+		uint64_t read_gap_tsc;	/* when it was last asked for */
+		struct dcqcn cc;	/* the sender's rate, once CNPs came */
+		/* DPDAT_SWIFT: the window from delays */
+		struct swift swift;
+	} req;
+
+	/* completer, engine only: what ACKs and READ responses moved */
+	struct rc_comp {
+		uint32_t sq_head;	/* oldest not completed */
+		uint32_t una;		/* oldest unacknowledged PSN */
+		/* highest PSN a cumulative ACK covered */
+		uint32_t acked;
+		uint32_t retries_left, rnr_left;
+		struct rc_rtt rtt;	/* round-trip estimator, retransmit
+					 * timeout */
+		/* How long the answer to a READ asked for again takes: it
+		 * waits behind the responses already on their way (both
+		 * modes) */
+		struct rc_rtt ask_rtt;
+		bool zc_check;		/* a zero-copy buffer came back:
+					 * complete */
+	} comp;
 
 	/* responder, engine only */
-	struct rc_rwqe *rq;
-	uint32_t rq_size, rq_head, rq_tail;
-	/* with an SRQ: the WQE taken for the message in progress, kept here
-	 * (other QPs take the following ones meanwhile) */
-	struct dpdat_srq *srq;
-	struct rc_rwqe srq_wqe;
-	bool srq_held;
-	uint32_t epsn;		/* next PSN expected */
-	uint32_t msn;
-	uint8_t resp_msg;	/* enum rc_resp_msg */
-	bool nak_sent;		/* one sequence NAK per gap */
-	bool ack_due;
-	uint32_t recv_off;	/* bytes placed in rq[rq_head] */
-	uint64_t wva;		/* WRITE: next remote address */
-	uint32_t wrkey;
-	uint32_t wleft;		/* WRITE: bytes still to come */
-	uint32_t wlen;		/* WRITE: total length (for imm completion) */
-	struct dpdat_qp *ack_next;	/* list of QPs owing an ACK */
-	bool on_ack_list;
-	/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next WRITE
-	 * or SEND packet the other way, or leaves on its own: at once, or,
-	 * while the consumer answers requests (pingpong: it sent a request
-	 * within RC_PINGPONG_HOLDS device holds, ack_hold_tsc, of the last
-	 * ACK falling due, ack_tsc, and no held ACK has waited out the hold
-	 * since), up to the hold after it fell due */
-	bool ack_ride;
-	/* riding ACKs are understood from the peer: ack_ride, or offered in
-	 * band (dpdat_cm_offer()) and not agreed yet */
-	bool ride_ok;
-	uint32_t peer_isn;	/* the peer's first send PSN, as told */
-	bool pingpong;
-	uint64_t ack_tsc;
-	uint64_t cnp_tsc;	/* the last CNP sent (RC_CNP_GAP_US apart) */
-	struct dcqcn cc;	/* the sender's rate, once CNPs came */
-	struct swift swift;	/* DPDAT_SWIFT: the window from delays */
-	/* responder resources: READs being answered, oldest first */
-	struct rc_read_res res[RC_MAX_RD];
-	uint32_t res_head, nres;
-	/* the last RC_MAX_RD atomics executed (a requester has at most
-	 * max_rd outstanding), oldest first */
-	struct rc_atomic_res atom[RC_MAX_RD];
-	uint32_t atom_head, n_atom;
-	/* the READs accepted last (a requester has at most RC_MAX_RD out):
-	 * a duplicate is answered only inside one of them */
-	struct rc_read_seen {
-		uint64_t va, len;
-		uint32_t rkey, first_psn, npkts;
-	} rd_seen[RC_RD_SEEN];
-	uint32_t rd_seen_next;
+	struct rc_resp {
+		struct rc_rwqe *rq;
+		uint32_t rq_size, rq_head, rq_tail;
+		/* with an SRQ: the WQE taken for the message in progress, kept
+		 * here (other QPs take the following ones meanwhile) */
+		struct dpdat_srq *srq;
+		struct rc_rwqe srq_wqe;
+		bool srq_held;
+		uint32_t epsn;		/* next PSN expected */
+		uint32_t msn;
+		uint8_t msg;		/* enum rc_resp_msg */
+		bool nak_sent;		/* one sequence NAK per gap */
+		bool ack_due;
+		uint32_t recv_off;	/* bytes placed in rq[rq_head] */
+		uint64_t wva;		/* WRITE: next remote address */
+		uint32_t wrkey;
+		uint32_t wleft;		/* WRITE: bytes still to come */
+		uint32_t wlen;		/* WRITE: total length (for imm
+					 * completion) */
+		struct dpdat_qp *ack_next;	/* list of QPs owing an ACK */
+		bool on_ack_list;
+		/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next
+		 * WRITE or SEND packet the other way, or leaves on its own: at
+		 * once, or, while the consumer answers requests (pingpong: it
+		 * sent a request within RC_PINGPONG_HOLDS device holds,
+		 * ack_hold_tsc, of the last ACK falling due, ack_tsc, and no
+		 * held ACK has waited out the hold since), up to the hold
+		 * after it fell due */
+		bool ack_ride;
+		/* riding ACKs are understood from the peer: ack_ride, or
+		 * offered in band (dpdat_cm_offer()) and not agreed yet */
+		bool ride_ok;
+		uint32_t peer_isn;	/* the peer's first send PSN, as told */
+		bool pingpong;
+		uint64_t ack_tsc;
+		uint64_t cnp_tsc;	/* the last CNP sent (RC_CNP_GAP_US
+					 * apart) */
+		/* responder resources: READs being answered, oldest first */
+		struct rc_read_res res[RC_MAX_RD];
+		uint32_t res_head, nres;
+		/* the last RC_MAX_RD atomics executed (a requester has at most
+		 * max_rd outstanding), oldest first */
+		struct rc_atomic_res atom[RC_MAX_RD];
+		uint32_t atom_head, n_atom;
+		/* the READs accepted last (a requester has at most RC_MAX_RD
+		 * out): a duplicate is answered only inside one of them */
+		struct rc_read_seen {
+			uint64_t va, len;
+			uint32_t rkey, first_psn, npkts;
+		} rd_seen[RC_RD_SEEN];
+		uint32_t rd_seen_next;
+	} resp;
 };
+
 
 /* The device as the RC layer sees it: its port, its registration domain,
  * its QPs and the engine's transmit batch. lib/dev opens it and runs the
@@ -552,24 +589,24 @@ int rc_rwqe_post(struct rte_ring *ring, uint32_t *count, uint32_t max,
 static inline bool
 rc_rwqe_have(const struct dpdat_qp *qp)
 {
-	return qp->srq != NULL ? qp->srq_held : qp->rq_head != qp->rq_tail;
+	return qp->resp.srq != NULL ? qp->resp.srq_held : qp->resp.rq_head != qp->resp.rq_tail;
 }
 
 static inline struct rc_rwqe *
 rc_rwqe_cur(struct dpdat_qp *qp)
 {
-	return qp->srq != NULL ? &qp->srq_wqe :
-	       &qp->rq[qp->rq_head & (qp->rq_size - 1)];
+	return qp->resp.srq != NULL ? &qp->resp.srq_wqe :
+	       &qp->resp.rq[qp->resp.rq_head & (qp->resp.rq_size - 1)];
 }
 
 /* The current receive WQE completed: the next one becomes current. */
 static inline void
 rc_rwqe_next(struct dpdat_qp *qp)
 {
-	if (qp->srq != NULL)
-		qp->srq_held = false;
+	if (qp->resp.srq != NULL)
+		qp->resp.srq_held = false;
 	else
-		qp->rq_head++;
+		qp->resp.rq_head++;
 }
 
 /* srq.c: engine side. A QP without a held WQE takes the SRQ's oldest;

@@ -19,13 +19,13 @@
 static inline struct rc_swqe *
 swqe(struct dpdat_qp *qp, uint32_t idx)
 {
-	return &qp->sq[idx & (qp->sq_size - 1)];
+	return &qp->req.sq[idx & (qp->req.sq_size - 1)];
 }
 
 static uint32_t
 npkts_of(const struct dpdat_qp *qp, uint32_t len)
 {
-	return len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
+	return len == 0 ? 1 : (len + qp->conn.pmtu - 1) / qp->conn.pmtu;
 }
 
 /* A packet with its BTH; with inline room for the payload and pad, or only
@@ -51,13 +51,13 @@ pkt_alloc(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
 	bth->opcode = op;
 	bth->flags = (uint8_t)(pad << ROCE_BTH_PAD_SHIFT);
 	bth->pkey = rte_cpu_to_be_16(ROCE_PKEY_DEFAULT);
-	bth->qpn = rte_cpu_to_be_32(qp->dqpn);
+	bth->qpn = rte_cpu_to_be_32(qp->conn.dqpn);
 	bth->apsn = rte_cpu_to_be_32((psn & ROCE_PSN_MASK) |
 				     (ackreq ? ROCE_BTH_ACKREQ : 0) |
 				     (ride ? ROCE_BTH_RIDE : 0));
 	if (ride)	/* the ACK owed: everything before epsn */
 		*(rte_be32_t *)(bth + 1) = rte_cpu_to_be_32(
-			roce_psn_add(qp->epsn, ROCE_PSN_MASK));
+			roce_psn_add(qp->resp.epsn, ROCE_PSN_MASK));
 	if (pad != 0 && inline_payload)
 		memset((uint8_t *)bth + len - pad, 0, pad);
 	return m;
@@ -81,7 +81,7 @@ rc_pkt_alloc_hdr(struct dpdat_qp *qp, uint8_t op, uint32_t psn, bool ackreq,
 int
 rc_pkt_send(struct dpdat_qp *qp, struct rte_mbuf *m)
 {
-	if (port_frame(qp->dev->port, m, qp->dip, &qp->dmac, qp->sport) != 0) {
+	if (port_frame(qp->dev->port, m, qp->conn.dip, &qp->conn.dmac, qp->conn.sport) != 0) {
 		rte_pktmbuf_free(m);
 		return -ENOSPC;
 	}
@@ -118,8 +118,8 @@ local_error(struct dpdat_qp *qp, struct rc_swqe *w,
 	    enum dpdat_wc_status status)
 {
 	RC_LOG(INFO, "qp %u: local error %d in WR %u (%u bytes, %u SGEs)",
-	       qp->qpn, status, qp->sq_send, w->len, w->num_sge);
-	rc_qp_fail(qp, qp->sq_send, status);
+	       qp->qpn, status, qp->req.sq_send, w->len, w->num_sge);
+	rc_qp_fail(qp, qp->req.sq_send, status);
 }
 
 /* A packet sent for the first time and answered by an ACK times the round
@@ -127,9 +127,9 @@ local_error(struct dpdat_qp *qp, struct rc_swqe *w,
 static inline void
 rtt_time(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 {
-	if (qp->rtt_tsc == 0 && psn == qp->max_sent) {
-		qp->rtt_psn = psn;
-		qp->rtt_tsc = now;
+	if (qp->req.rtt_tsc == 0 && psn == qp->req.max_sent) {
+		qp->req.rtt_psn = psn;
+		qp->req.rtt_tsc = now;
 	}
 }
 
@@ -139,18 +139,18 @@ static int
 send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	      uint32_t psn, uint64_t now)
 {
-	const uint32_t off = k * qp->pmtu;
-	const uint32_t n = RTE_MIN((uint32_t)qp->pmtu, w->len - off);
+	const uint32_t off = k * qp->conn.pmtu;
+	const uint32_t n = RTE_MIN((uint32_t)qp->conn.pmtu, w->len - off);
 	const uint8_t op = msg_opcode(w, k, w->npkts);
 	const bool last = k + 1 == w->npkts;
 	/* a paced QP (DCQCN) asks on every packet: at its rate, 32 packets
 	 * without an ACK would look like a lost tail to the probe timer */
-	bool ackreq = last || ++qp->since_ackreq >= qp->ackreq_every ||
-		      roce_psn_diff(psn, qp->una) + 1 >= (int32_t)qp->wnd ||
-		      qp->force_ackreq || unlikely(qp->cc.rc != 0);
+	bool ackreq = last || ++qp->req.since_ackreq >= qp->req.ackreq_every ||
+		      roce_psn_diff(psn, qp->comp.una) + 1 >= (int32_t)qp->req.wnd ||
+		      qp->req.force_ackreq || unlikely(qp->req.cc.rc != 0);
 	/* an ACK owed the other way rides along (never past READ answers
 	 * still to go: responses leave in PSN order) */
-	const bool ride = qp->ack_ride && qp->ack_due && qp->nres == 0 &&
+	const bool ride = qp->resp.ack_ride && qp->resp.ack_due && qp->resp.nres == 0 &&
 			  RC_L3_HDRS + ROCE_RIDE_LEN + roce_ext_len(op) + n +
 			  ((-n) & 3) <= qp->dev->port->mtu;
 	struct rte_mbuf *m, *zc;
@@ -195,24 +195,24 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	/* the consumer answers soon after a request came: its ACKs may wait
 	 * for a ride (RC_PINGPONG_HOLDS: the ACK sent alone meanwhile, a
 	 * transmit kick on af_xdp, is part of the time) */
-	if (qp->ack_ride &&
-	    now - qp->ack_tsc < RC_PINGPONG_HOLDS * qp->dev->ack_hold_tsc)
-		qp->pingpong = true;
+	if (qp->resp.ack_ride &&
+	    now - qp->resp.ack_tsc < RC_PINGPONG_HOLDS * qp->dev->ack_hold_tsc)
+		qp->resp.pingpong = true;
 	if (ackreq) {
-		qp->since_ackreq = 0;
-		qp->force_ackreq = false;
+		qp->req.since_ackreq = 0;
+		qp->req.force_ackreq = false;
 		rtt_time(qp, psn, now);
 	}
 	qp->st.tx_bytes += n;
-	if (unlikely(qp->cc.rc != 0))	/* paced since a CNP (DCQCN) */
-		dcqcn_sent(&qp->cc, &qp->dev->dcqcn, n + RC_FRAME_OVERHEAD,
+	if (unlikely(qp->req.cc.rc != 0))	/* paced since a CNP (DCQCN) */
+		dcqcn_sent(&qp->req.cc, &qp->dev->dcqcn, n + RC_FRAME_OVERHEAD,
 			   now);
-	if (roce_psn_diff(psn, qp->max_sent) < 0)
+	if (roce_psn_diff(psn, qp->req.max_sent) < 0)
 		qp->st.tx_resent++;
 	if (qp->sr != NULL)
-		qp->sr->sent_seq[psn & (RC_SR_WND - 1)] = ++qp->tx_seq;
+		qp->sr->sent_seq[psn & (RC_SR_WND - 1)] = ++qp->req.tx_seq;
 	if (ride) {
-		qp->ack_due = false;
+		qp->resp.ack_due = false;
 		qp->st.acks_ridden++;
 	}
 	rc_pkt_send(qp, m);
@@ -225,9 +225,9 @@ static int
 send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	      uint32_t n, uint32_t psn, uint64_t now)
 {
-	const uint32_t off = k * qp->pmtu;
+	const uint32_t off = k * qp->conn.pmtu;
 	const uint32_t len = n == 0 || k + n >= w->npkts ? w->len - off :
-			     n * qp->pmtu;
+			     n * qp->conn.pmtu;
 	struct roce_atometh *ae;
 	struct roce_reth *reth;
 	struct rte_mbuf *m;
@@ -260,12 +260,12 @@ send_read_req(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 send:
 	/* the first response answers it, unless READs before it keep the
 	 * responder busy (their answers are not a round trip) */
-	if (qp->reads_out == 1)
+	if (qp->req.reads_out == 1)
 		rtt_time(qp, psn, now);
-	qp->force_ackreq = false;
-	w->sent_seq = ++qp->tx_seq;
+	qp->req.force_ackreq = false;
+	w->sent_seq = ++qp->req.tx_seq;
 	rc_pkt_send(qp, m);
-	qp->since_ackreq = 0;
+	qp->req.since_ackreq = 0;
 	return 0;
 }
 
@@ -273,9 +273,9 @@ send:
 static inline void
 psn_advance(struct dpdat_qp *qp, uint32_t n)
 {
-	qp->psn = roce_psn_add(qp->psn, n);
-	if (roce_psn_diff(qp->psn, qp->max_sent) > 0)
-		qp->max_sent = qp->psn;
+	qp->req.psn = roce_psn_add(qp->req.psn, n);
+	if (roce_psn_diff(qp->req.psn, qp->req.max_sent) > 0)
+		qp->req.max_sent = qp->req.psn;
 }
 
 /* The one search for the WR holding a PSN. Started WRs hold consecutive
@@ -287,12 +287,12 @@ rc_swqe_of_psn_from(const struct dpdat_qp *qp, uint32_t from, uint32_t psn)
 	const struct rc_swqe *w;
 	uint32_t i;
 
-	for (i = from; i != qp->sq_started; i++) {
-		w = &qp->sq[i & (qp->sq_size - 1)];
+	for (i = from; i != qp->req.sq_started; i++) {
+		w = &qp->req.sq[i & (qp->req.sq_size - 1)];
 		if (roce_psn_diff(psn, roce_psn_add(w->first_psn,
 						     w->npkts)) < 0)
 			return roce_psn_diff(psn, w->first_psn) >= 0 ? i :
-			       qp->sq_started;
+			       qp->req.sq_started;
 	}
 	return i;
 }
@@ -300,7 +300,7 @@ rc_swqe_of_psn_from(const struct dpdat_qp *qp, uint32_t from, uint32_t psn)
 uint32_t
 rc_swqe_of_psn(const struct dpdat_qp *qp, uint32_t psn)
 {
-	return rc_swqe_of_psn_from(qp, qp->sq_head, psn);
+	return rc_swqe_of_psn_from(qp, qp->comp.sq_head, psn);
 }
 
 int
@@ -309,14 +309,14 @@ rc_resend(struct dpdat_qp *qp, uint32_t psn, bool ackreq, uint64_t now)
 	uint32_t i = rc_swqe_of_psn(qp, psn), k;
 	struct rc_swqe *w;
 
-	if (i == qp->sq_started || !rc_tx_room(qp->dev))
+	if (i == qp->req.sq_started || !rc_tx_room(qp->dev))
 		return -1;
 	w = swqe(qp, i);
 	k = (uint32_t)roce_psn_diff(psn, w->first_psn);
-	qp->force_ackreq = ackreq;
+	qp->req.force_ackreq = ackreq;
 	/* Karn: a resend at or before the packet timed spoils its sample */
-	if (qp->rtt_tsc != 0 && roce_psn_diff(psn, qp->rtt_psn) <= 0)
-		qp->rtt_tsc = 0;
+	if (qp->req.rtt_tsc != 0 && roce_psn_diff(psn, qp->req.rtt_psn) <= 0)
+		qp->req.rtt_tsc = 0;
 	if (rc_wr_reads(w->opcode)) {
 		/* ask from the first response not placed yet */
 		k = RTE_MAX(k, w->done_pkts);
@@ -340,9 +340,9 @@ rc_read_again(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		if (n == 0)
 			return 0;	/* all there */
 	}
-	if (qp->rtt_tsc != 0 &&
-	    roce_psn_diff(roce_psn_add(w->first_psn, k), qp->rtt_psn) <= 0)
-		qp->rtt_tsc = 0;	/* Karn */
+	if (qp->req.rtt_tsc != 0 &&
+	    roce_psn_diff(roce_psn_add(w->first_psn, k), qp->req.rtt_psn) <= 0)
+		qp->req.rtt_tsc = 0;	/* Karn */
 	if (send_read_req(qp, w, k, n, roce_psn_add(w->first_psn, k),
 			  now) != 0)
 		return -1;
@@ -376,27 +376,27 @@ ask_of_una(struct rc_sr *sr, uint32_t una)
 	return NULL;
 }
 
-/* A READ part asked for again whose answer is late (qp->ask_rtt.rto) is asked
+/* A READ part asked for again whose answer is late (qp->comp.ask_rtt.rto) is asked
  * for once more. True when the part at una has a request under way: the
  * probe leaves it alone. */
 static bool
 read_ask_timer(struct dpdat_qp *qp, uint64_t now)
 {
-	const uint32_t idx = rc_swqe_of_psn(qp, qp->una);
-	struct rc_swqe *w = &qp->sq[idx & (qp->sq_size - 1)];
+	const uint32_t idx = rc_swqe_of_psn(qp, qp->comp.una);
+	struct rc_swqe *w = &qp->req.sq[idx & (qp->req.sq_size - 1)];
 	struct rc_ask *a;
 
-	if (idx == qp->sq_started || !rc_wr_reads(w->opcode) ||
-	    rc_rd_test(qp->sr, qp->una) ||
-	    (a = ask_of_una(qp->sr, qp->una)) == NULL)
+	if (idx == qp->req.sq_started || !rc_wr_reads(w->opcode) ||
+	    rc_rd_test(qp->sr, qp->comp.una) ||
+	    (a = ask_of_una(qp->sr, qp->comp.una)) == NULL)
 		return false;
-	if (now - a->tsc < qp->ask_rtt.rto)
+	if (now - a->tsc < qp->comp.ask_rtt.rto)
 		return true;
 	/* no backoff: one small request, and the estimate is the answer's
 	 * wait behind the stream, not a path that may have gone */
 	a->again = true;
 	qp->st.probes++;
-	rc_read_again(qp, w, (uint32_t)roce_psn_diff(qp->una, w->first_psn),
+	rc_read_again(qp, w, (uint32_t)roce_psn_diff(qp->comp.una, w->first_psn),
 		      now);
 	return true;
 }
@@ -408,64 +408,64 @@ rc_requester(struct dpdat_qp *qp, uint64_t now)
 	struct rc_swqe *w;
 	uint32_t k;
 
-	if (now < qp->rnr_until)
+	if (now < qp->req.rnr_until)
 		return;
 	/* go-back-N wastes every packet sent between a loss and its NAK:
 	 * while losses are recent the sender works in short slices, so the
 	 * engine reads the NAK sooner (selective repeat wastes nothing) */
-	if (qp->sr == NULL && now - qp->gb_tsc < qp->dev->tsc_hz *
+	if (qp->sr == NULL && now - qp->req.gb_tsc < qp->dev->tsc_hz *
 	    RC_LOSS_SPELL_US / 1000000)
 		budget = RC_SEND_BUDGET_LOSS;
-	while (budget != 0 && qp->sq_send != qp->sq_tail &&
+	while (budget != 0 && qp->req.sq_send != qp->req.sq_tail &&
 	       qp->state == DPDAT_QPS_RTS) {
-		if (roce_psn_diff(qp->psn, qp->una) >= (int32_t)qp->wnd ||
+		if (roce_psn_diff(qp->req.psn, qp->comp.una) >= (int32_t)qp->req.wnd ||
 		    !rc_tx_room(qp->dev) ||
-		    unlikely(!dcqcn_may_send(&qp->cc, now)))
+		    unlikely(!dcqcn_may_send(&qp->req.cc, now)))
 			break;
-		w = swqe(qp, qp->sq_send);
-		if (qp->sq_send == qp->sq_started) {
+		w = swqe(qp, qp->req.sq_send);
+		if (qp->req.sq_send == qp->req.sq_started) {
 			/* first transmission: the WR gets its PSNs */
 			if (rc_wr_reads(w->opcode) &&
-			    qp->reads_out >= qp->max_rd)
+			    qp->req.reads_out >= qp->conn.max_rd)
 				break;
-			if ((w->flags & DPDAT_SEND_FENCE) && qp->reads_out)
+			if ((w->flags & DPDAT_SEND_FENCE) && qp->req.reads_out)
 				break;
-			w->first_psn = qp->psn;
+			w->first_psn = qp->req.psn;
 			w->npkts = npkts_of(qp, w->len);
-			qp->frontier = roce_psn_add(qp->psn, w->npkts);
+			qp->req.frontier = roce_psn_add(qp->req.psn, w->npkts);
 			w->done_pkts = 0;
 			w->placed = 0;
 			rc_zc_start(qp, w);
-			qp->sq_started++;
+			qp->req.sq_started++;
 			if (rc_wr_reads(w->opcode))
-				qp->reads_out++;
+				qp->req.reads_out++;
 		}
-		if (qp->una == qp->max_sent)
-			qp->progress_tsc = now;	/* from idle: the clock starts */
-		k = (uint32_t)roce_psn_diff(qp->psn, w->first_psn);
+		if (qp->comp.una == qp->req.max_sent)
+			qp->req.progress_tsc = now;	/* from idle: the clock starts */
+		k = (uint32_t)roce_psn_diff(qp->req.psn, w->first_psn);
 		if (unlikely(k >= w->npkts)) {
 			/* psn and sq_send disagree: a bug, but never send
 			 * garbage; realign on what the peer has */
 			RC_LOG(ERR, "qp %u: psn %u outside WR %u (%u+%u)",
-			       qp->qpn, qp->psn, qp->sq_send, w->first_psn,
+			       qp->qpn, qp->req.psn, qp->req.sq_send, w->first_psn,
 			       w->npkts);
-			go_back(qp, qp->una);
+			go_back(qp, qp->comp.una);
 			break;
 		}
 		if (rc_wr_reads(w->opcode)) {
-			if (send_read_req(qp, w, k, 0, qp->psn, now) != 0)
+			if (send_read_req(qp, w, k, 0, qp->req.psn, now) != 0)
 				break;
 			psn_advance(qp, w->npkts - k);
-			qp->sq_send++;
+			qp->req.sq_send++;
 			budget--;
 			continue;
 		}
-		if (send_data_pkt(qp, w, k, qp->psn, now) != 0)
+		if (send_data_pkt(qp, w, k, qp->req.psn, now) != 0)
 			break;
 		psn_advance(qp, 1);
 		budget--;
 		if (k + 1 == w->npkts)
-			qp->sq_send++;
+			qp->req.sq_send++;
 	}
 }
 
@@ -490,19 +490,19 @@ go_back(struct dpdat_qp *qp, uint32_t psn)
 	uint32_t i;
 
 	/* never below what the peer acknowledged (a NAK may name una - 1) */
-	if (roce_psn_diff(psn, qp->una) < 0)
-		psn = qp->una;
+	if (roce_psn_diff(psn, qp->comp.una) < 0)
+		psn = qp->comp.una;
 	i = rc_swqe_of_psn(qp, psn);
 	/* not inside a started WR: only the PSN after them all is valid */
-	if (i == qp->sq_started && psn != qp->frontier)
+	if (i == qp->req.sq_started && psn != qp->req.frontier)
 		return;
-	if (roce_psn_diff(psn, qp->psn) < 0) {
+	if (roce_psn_diff(psn, qp->req.psn) < 0) {
 		qp->st.retransmits++;
-		qp->rtt_tsc = 0;	/* Karn: no sample across a resend */
+		qp->req.rtt_tsc = 0;	/* Karn: no sample across a resend */
 	}
-	qp->sq_send = i;
-	qp->psn = psn;
-	qp->since_ackreq = 0;
+	qp->req.sq_send = i;
+	qp->req.psn = psn;
+	qp->req.since_ackreq = 0;
 }
 
 void
@@ -510,13 +510,13 @@ rc_go_back_nak(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 {
 	/* the responder repeats its NAK while packets after the gap arrive:
 	 * act once a round trip */
-	if (psn == qp->gb_psn && now - qp->gb_tsc < rc_rtt_pto(&qp->rtt)) {
+	if (psn == qp->req.gb_psn && now - qp->req.gb_tsc < rc_rtt_pto(&qp->comp.rtt)) {
 		qp->st.naks_ignored++;
 		return;
 	}
-	qp->gb_psn = psn;
-	qp->gb_tsc = now;
-	qp->rexmit_tsc = now;
+	qp->req.gb_psn = psn;
+	qp->req.gb_tsc = now;
+	qp->req.rexmit_tsc = now;
 	go_back(qp, psn);
 }
 
@@ -524,9 +524,9 @@ void
 rc_go_back_rnr(struct dpdat_qp *qp, uint32_t psn, uint64_t now)
 {
 	/* the peer's timer code is advisory: wait our fixed delay */
-	qp->rnr_until = now + qp->dev->tsc_hz * RC_RNR_DELAY_US / 1000000;
+	qp->req.rnr_until = now + qp->dev->tsc_hz * RC_RNR_DELAY_US / 1000000;
 	/* the peer answers: its RNR budget, not the retry one */
-	qp->progress_tsc = now;
+	qp->req.progress_tsc = now;
 	go_back(qp, psn);
 }
 
@@ -536,13 +536,13 @@ rc_go_back_read(struct dpdat_qp *qp, uint32_t expect, uint64_t now)
 	/* once, and again if the answer is late (it waits behind the
 	 * responses on their way, which keep coming out of sequence
 	 * meanwhile) */
-	if (qp->read_gap && now - qp->read_gap_tsc < qp->ask_rtt.rto)
+	if (qp->req.read_gap && now - qp->req.read_gap_tsc < qp->comp.ask_rtt.rto)
 		return;
-	qp->read_gap_again = qp->read_gap;
-	if (qp->read_gap)	/* late again: wait longer */
-		rc_rtt_backoff(&qp->ask_rtt);
-	qp->read_gap = true;
-	qp->read_gap_tsc = now;
+	qp->req.read_gap_again = qp->req.read_gap;
+	if (qp->req.read_gap)	/* late again: wait longer */
+		rc_rtt_backoff(&qp->comp.ask_rtt);
+	qp->req.read_gap = true;
+	qp->req.read_gap_tsc = now;
 	qp->st.out_of_seq++;
 	go_back(qp, expect);
 }
@@ -553,9 +553,9 @@ rc_catch_up(struct dpdat_qp *qp)
 	/* a go-back rewound the sender below una (or into a WR that has
 	 * completed since): move it past what came back, never reusing a
 	 * PSN */
-	if (roce_psn_diff(qp->una, qp->psn) > 0 ||
-	    (int32_t)(qp->sq_send - qp->sq_head) < 0)
-		go_back(qp, qp->una);
+	if (roce_psn_diff(qp->comp.una, qp->req.psn) > 0 ||
+	    (int32_t)(qp->req.sq_send - qp->comp.sq_head) < 0)
+		go_back(qp, qp->comp.una);
 }
 
 /* The tail probe: one packet again, asking for an answer.
@@ -569,26 +569,26 @@ rc_catch_up(struct dpdat_qp *qp)
 static void
 probe(struct dpdat_qp *qp, uint64_t now)
 {
-	const uint32_t idx = rc_swqe_of_psn(qp, qp->una);
-	const struct rc_swqe *w = &qp->sq[idx & (qp->sq_size - 1)];
-	const uint32_t psn = (idx != qp->sq_started &&
+	const uint32_t idx = rc_swqe_of_psn(qp, qp->comp.una);
+	const struct rc_swqe *w = &qp->req.sq[idx & (qp->req.sq_size - 1)];
+	const uint32_t psn = (idx != qp->req.sq_started &&
 			      rc_wr_reads(w->opcode)) || qp->sr ?
-			     qp->una : roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
+			     qp->comp.una : roce_psn_add(qp->req.max_sent, ROCE_PSN_MASK);
 
 	qp->st.probes++;
-	qp->read_gap = false;	/* a READ may ask for its gap again */
+	qp->req.read_gap = false;	/* a READ may ask for its gap again */
 	if (qp->sr != NULL) {
-		const uint32_t last = roce_psn_add(qp->max_sent, ROCE_PSN_MASK);
+		const uint32_t last = roce_psn_add(qp->req.max_sent, ROCE_PSN_MASK);
 		const uint32_t li = rc_swqe_of_psn(qp, last);
 
-		qp->rexmit_tsc = now;
+		qp->req.rexmit_tsc = now;
 		rc_resend(qp, psn, true, now);
-		if (psn != last && li != qp->sq_started &&
+		if (psn != last && li != qp->req.sq_started &&
 		    !rc_wr_reads(swqe(qp, li)->opcode))
 			rc_resend(qp, last, true, now);
 		return;
 	}
-	qp->force_ackreq = true;
+	qp->req.force_ackreq = true;
 	go_back(qp, psn);
 }
 
@@ -611,50 +611,50 @@ probe(struct dpdat_qp *qp, uint64_t now)
 void
 rc_requester_timer(struct dpdat_qp *qp, uint64_t now)
 {
-	const bool tail = qp->psn == qp->max_sent && qp->una != qp->max_sent;
+	const bool tail = qp->req.psn == qp->req.max_sent && qp->comp.una != qp->req.max_sent;
 	uint64_t since, wait;
 
-	if (qp->sq_head == qp->sq_started || now < qp->rnr_until)
+	if (qp->comp.sq_head == qp->req.sq_started || now < qp->req.rnr_until)
 		return;
-	if (now - qp->progress_tsc >=
-	    qp->timeout_tsc * ((uint64_t)qp->retry_cnt + 1)) {
+	if (now - qp->req.progress_tsc >=
+	    qp->conn.timeout_tsc * ((uint64_t)qp->conn.retry_cnt + 1)) {
 		RC_LOG(NOTICE, "qp %u: retry count exceeded at psn %u",
-		       qp->qpn, qp->una);
-		rc_qp_fail(qp, qp->sq_head, DPDAT_WC_RETRY_EXC_ERR);
+		       qp->qpn, qp->comp.una);
+		rc_qp_fail(qp, qp->comp.sq_head, DPDAT_WC_RETRY_EXC_ERR);
 		return;
 	}
-	since = now - RTE_MAX(qp->progress_tsc, qp->rexmit_tsc);
+	since = now - RTE_MAX(qp->req.progress_tsc, qp->req.rexmit_tsc);
 	if (qp->sr != NULL && qp->sr->n_ask != 0 && read_ask_timer(qp, now))
 		return;
 	if (qp->sr != NULL) {
-		wait = RTE_MIN(rc_rtt_pto(&qp->rtt) << RTE_MIN(qp->nprobe, 12u),
-			       qp->timeout_tsc);
+		wait = RTE_MIN(rc_rtt_pto(&qp->comp.rtt) << RTE_MIN(qp->req.nprobe, 12u),
+			       qp->conn.timeout_tsc);
 		if (since >= wait && tail) {
-			if (qp->nprobe++ != 0)
+			if (qp->req.nprobe++ != 0)
 				qp->st.timeouts++;
 			probe(qp, now);
 		}
 		return;
 	}
-	if (qp->nprobe == 0 && tail && since >= rc_rtt_pto(&qp->rtt)) {
-		qp->nprobe = 1;
+	if (qp->req.nprobe == 0 && tail && since >= rc_rtt_pto(&qp->comp.rtt)) {
+		qp->req.nprobe = 1;
 		probe(qp, now);
 		return;
 	}
-	if (since < qp->rtt.rto)
+	if (since < qp->comp.rtt.rto)
 		return;
 	qp->st.timeouts++;
-	qp->rexmit_tsc = now;
-	rc_rtt_backoff(&qp->rtt);
-	qp->retries_left = qp->retry_cnt -
-		RTE_MIN(qp->retry_cnt, (now - qp->progress_tsc) /
-				       qp->timeout_tsc);
+	qp->req.rexmit_tsc = now;
+	rc_rtt_backoff(&qp->comp.rtt);
+	qp->comp.retries_left = qp->conn.retry_cnt -
+		RTE_MIN(qp->conn.retry_cnt, (now - qp->req.progress_tsc) /
+				       qp->conn.timeout_tsc);
 	RC_LOG(DEBUG, "qp %u: timeout: una %u psn %u frontier %u head %u "
-	       "send %u started %u tail %u", qp->qpn, qp->una, qp->psn,
-	       qp->frontier, qp->sq_head, qp->sq_send, qp->sq_started,
-	       qp->sq_tail);
-	qp->force_ackreq = true;
-	go_back(qp, qp->una);
+	       "send %u started %u tail %u", qp->qpn, qp->comp.una, qp->req.psn,
+	       qp->req.frontier, qp->comp.sq_head, qp->req.sq_send, qp->req.sq_started,
+	       qp->req.sq_tail);
+	qp->req.force_ackreq = true;
+	go_back(qp, qp->comp.una);
 }
 
 enum rc_req_state
@@ -662,14 +662,14 @@ rc_req_state(const struct dpdat_qp *qp, uint64_t now)
 {
 	if (qp->state == DPDAT_QPS_ERR)
 		return RC_REQ_ERROR;
-	if (qp->sq_head == qp->sq_started && qp->sq_send == qp->sq_tail)
+	if (qp->comp.sq_head == qp->req.sq_started && qp->req.sq_send == qp->req.sq_tail)
 		return RC_REQ_IDLE;
-	if (now < qp->rnr_until)
+	if (now < qp->req.rnr_until)
 		return RC_REQ_RNR_WAIT;
-	if (qp->psn != qp->max_sent)
+	if (qp->req.psn != qp->req.max_sent)
 		return RC_REQ_RESENDING;
-	if (qp->sq_send != qp->sq_tail &&
-	    roce_psn_diff(qp->psn, qp->una) < (int32_t)qp->wnd)
+	if (qp->req.sq_send != qp->req.sq_tail &&
+	    roce_psn_diff(qp->req.psn, qp->comp.una) < (int32_t)qp->req.wnd)
 		return RC_REQ_SENDING;
 	return RC_REQ_WAITING;
 }
@@ -692,10 +692,10 @@ rc_req_state_name(enum rc_req_state s)
 		rte_panic("qp %u: requester invariant '%s' broken after "	\
 			  "%s: una %u psn %u max_sent %u frontier %u acked %u "	\
 			  "sq head %u send %u started %u tail %u\n",	\
-			  qp->qpn, #cond, where, qp->una, qp->psn,		\
-			  qp->max_sent, qp->frontier, qp->acked,		\
-			  qp->sq_head, qp->sq_send, qp->sq_started,		\
-			  qp->sq_tail);					\
+			  qp->qpn, #cond, where, qp->comp.una, qp->req.psn,		\
+			  qp->req.max_sent, qp->req.frontier, qp->comp.acked,		\
+			  qp->comp.sq_head, qp->req.sq_send, qp->req.sq_started,		\
+			  qp->req.sq_tail);					\
 } while (0)
 
 /* a <= b for PSNs modulo 2^24, and for free-running SQ indices */
@@ -712,43 +712,43 @@ rc_req_check(const struct dpdat_qp *qp, const char *where)
 	if (qp->state != DPDAT_QPS_RTS)
 		return;		/* an error flushes; INIT/RTR send nothing */
 	/* the send queue, oldest to newest */
-	REQ_ASSERT(IDX_LE(qp->sq_head, qp->sq_send));
-	REQ_ASSERT(IDX_LE(qp->sq_send, qp->sq_started));
-	REQ_ASSERT(IDX_LE(qp->sq_started, qp->sq_tail));
-	REQ_ASSERT(qp->sq_tail - qp->sq_head <= qp->sq_size);
+	REQ_ASSERT(IDX_LE(qp->comp.sq_head, qp->req.sq_send));
+	REQ_ASSERT(IDX_LE(qp->req.sq_send, qp->req.sq_started));
+	REQ_ASSERT(IDX_LE(qp->req.sq_started, qp->req.sq_tail));
+	REQ_ASSERT(qp->req.sq_tail - qp->comp.sq_head <= qp->req.sq_size);
 	/* PSNs: acknowledged < sent again <= sent once <= given to WRs */
-	REQ_ASSERT(PSN_LE(qp->una, qp->psn));
-	REQ_ASSERT(PSN_LE(qp->psn, qp->max_sent));
-	REQ_ASSERT(PSN_LE(qp->max_sent, qp->frontier));
-	REQ_ASSERT(PSN_LE(roce_psn_add(qp->una, ROCE_PSN_MASK), qp->acked) ||
-		   qp->sq_head != qp->sq_started);
+	REQ_ASSERT(PSN_LE(qp->comp.una, qp->req.psn));
+	REQ_ASSERT(PSN_LE(qp->req.psn, qp->req.max_sent));
+	REQ_ASSERT(PSN_LE(qp->req.max_sent, qp->req.frontier));
+	REQ_ASSERT(PSN_LE(roce_psn_add(qp->comp.una, ROCE_PSN_MASK), qp->comp.acked) ||
+		   qp->comp.sq_head != qp->req.sq_started);
 	/* nothing outstanding: everything given out was answered */
-	if (qp->sq_head == qp->sq_started)
-		REQ_ASSERT(qp->una == qp->frontier && qp->psn == qp->frontier);
+	if (qp->comp.sq_head == qp->req.sq_started)
+		REQ_ASSERT(qp->comp.una == qp->req.frontier && qp->req.psn == qp->req.frontier);
 	/* started WRs hold consecutive PSNs; a READ at the head holds una
 	 * right after its responses placed in a row */
-	for (i = qp->sq_head; i != qp->sq_started; i++) {
-		w = &qp->sq[i & (qp->sq_size - 1)];
-		if (i + 1 != qp->sq_started)
+	for (i = qp->comp.sq_head; i != qp->req.sq_started; i++) {
+		w = &qp->req.sq[i & (qp->req.sq_size - 1)];
+		if (i + 1 != qp->req.sq_started)
 			REQ_ASSERT(roce_psn_add(w->first_psn, w->npkts) ==
-				   qp->sq[(i + 1) & (qp->sq_size - 1)].first_psn);
+				   qp->req.sq[(i + 1) & (qp->req.sq_size - 1)].first_psn);
 		if (rc_wr_reads(w->opcode)) {
 			reads++;
 			REQ_ASSERT(w->done_pkts < w->npkts);
-			if (i == qp->sq_head)
-				REQ_ASSERT(qp->una == roce_psn_add(w->first_psn,
+			if (i == qp->comp.sq_head)
+				REQ_ASSERT(qp->comp.una == roce_psn_add(w->first_psn,
 								   w->done_pkts));
 		}
 	}
-	REQ_ASSERT(reads == qp->reads_out);
-	if (qp->sq_head != qp->sq_started) {
+	REQ_ASSERT(reads == qp->req.reads_out);
+	if (qp->comp.sq_head != qp->req.sq_started) {
 		/* una is never before the oldest WR (rc_swqe_of_psn() of a
 		 * PSN from una on starts its walk there) */
-		w = &qp->sq[qp->sq_head & (qp->sq_size - 1)];
-		REQ_ASSERT(PSN_LE(w->first_psn, qp->una));
-		w = &qp->sq[(qp->sq_started - 1) & (qp->sq_size - 1)];
+		w = &qp->req.sq[qp->comp.sq_head & (qp->req.sq_size - 1)];
+		REQ_ASSERT(PSN_LE(w->first_psn, qp->comp.una));
+		w = &qp->req.sq[(qp->req.sq_started - 1) & (qp->req.sq_size - 1)];
 		REQ_ASSERT(roce_psn_add(w->first_psn, w->npkts) ==
-			   qp->frontier);
+			   qp->req.frontier);
 	}
 	/* selective repeat: READ parts asked for again (what the responder
 	 * holds is rc_resp_check()'s) */

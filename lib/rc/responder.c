@@ -35,14 +35,14 @@ rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
 	uint32_t credit = syndrome == ROCE_AETH_ACK ?
 			  ROCE_AETH_CREDIT_INVALID : 0;
 
-	qp->ack_due = false;
+	qp->resp.ack_due = false;
 	m = rc_pkt_alloc(qp, ROCE_OP_ACK, psn, false, len);
 	if (m == NULL)
 		return;	/* the peer's timer will ask again */
 	aeth = rte_pktmbuf_mtod_offset(m, struct roce_aeth *,
 				       sizeof(struct roce_bth));
 	aeth->smsn = rte_cpu_to_be_32((uint32_t)(syndrome | credit) << 24 |
-				      (qp->msn & ROCE_PSN_MASK));
+				      (qp->resp.msn & ROCE_PSN_MASK));
 	if (len != 0)
 		memcpy(aeth + 1, data, len);
 	if (syndrome != ROCE_AETH_ACK) {
@@ -66,9 +66,9 @@ rc_send_ack_data(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn,
 void
 rc_ack_last(struct dpdat_qp *qp)
 {
-	if (qp->state != DPDAT_QPS_ERR && qp->nres == 0 &&
-	    (qp->ack_due || qp->msn != 0))
-		rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->epsn,
+	if (qp->state != DPDAT_QPS_ERR && qp->resp.nres == 0 &&
+	    (qp->resp.ack_due || qp->resp.msn != 0))
+		rc_send_ack(qp, ROCE_AETH_ACK, roce_psn_add(qp->resp.epsn,
 							    ROCE_PSN_MASK));
 }
 
@@ -87,18 +87,18 @@ resp_access(const struct dpdat_qp *qp, uint32_t key, uint64_t va,
 static void
 ack_list_add(struct dpdat_qp *qp)
 {
-	qp->on_ack_list = true;
-	qp->ack_next = qp->dev->ack_list;
+	qp->resp.on_ack_list = true;
+	qp->resp.ack_next = qp->dev->ack_list;
 	qp->dev->ack_list = qp;
 }
 
 static void
 ack_later(struct dpdat_qp *qp)
 {
-	if (!qp->ack_due)	/* an older one owed keeps its time */
-		qp->ack_tsc = rte_get_tsc_cycles();
-	qp->ack_due = true;
-	if (!qp->on_ack_list)
+	if (!qp->resp.ack_due)	/* an older one owed keeps its time */
+		qp->resp.ack_tsc = rte_get_tsc_cycles();
+	qp->resp.ack_due = true;
+	if (!qp->resp.on_ack_list)
 		ack_list_add(qp);
 }
 
@@ -109,7 +109,7 @@ fatal(struct dpdat_qp *qp, uint8_t syndrome, uint32_t psn)
 	rc_send_ack(qp, syndrome, psn);
 	RC_LOG(INFO, "qp %u: responder error 0x%02x at psn %u", qp->qpn,
 	       syndrome, psn);
-	if (rc_rwqe_have(qp) && qp->resp_msg == RC_RESP_MSG_SEND) {
+	if (rc_rwqe_have(qp) && qp->resp.msg == RC_RESP_MSG_SEND) {
 		rc_complete_recv(qp, rc_rwqe_cur(qp), DPDAT_WC_REM_INV_REQ_ERR,
 				 DPDAT_WR_RECV, 0, NULL);
 		rc_rwqe_next(qp);
@@ -138,20 +138,20 @@ read_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 {
 	struct rc_read_res *r;
 
-	if (qp->nres == RC_MAX_RD)
+	if (qp->resp.nres == RC_MAX_RD)
 		return -1;
-	r = &qp->res[(qp->res_head + qp->nres) % RC_MAX_RD];
+	r = &qp->resp.res[(qp->resp.res_head + qp->resp.nres) % RC_MAX_RD];
 	r->va = va;
 	r->rkey = rkey;
 	r->len = len;
 	r->psn = psn;
 	r->first_psn = psn;
-	r->npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
+	r->npkts = len == 0 ? 1 : (len + qp->conn.pmtu - 1) / qp->conn.pmtu;
 	r->left = r->npkts;
 	r->off = 0;
 	r->atomic = false;
 	r->dup = dup;
-	qp->nres++;
+	qp->resp.nres++;
 	return 0;
 }
 
@@ -168,8 +168,8 @@ hole_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	struct rc_read_res *r;
 	uint32_t i, sent;
 
-	for (i = 0; i < qp->nres; i++) {
-		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+	for (i = 0; i < qp->resp.nres; i++) {
+		r = &qp->resp.res[(qp->resp.res_head + i) % RC_MAX_RD];
 		if (roce_psn_diff(psn, r->first_psn) < 0 ||
 		    roce_psn_diff(psn, roce_psn_add(r->first_psn,
 						     r->npkts)) >= 0)
@@ -177,8 +177,8 @@ hole_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 		if (roce_psn_diff(psn, r->psn) >= 0)
 			return;		/* not sent yet: it comes */
 		sent = (uint32_t)roce_psn_diff(r->psn, psn);
-		if ((uint64_t)sent * qp->pmtu < len)
-			len = sent * qp->pmtu;
+		if ((uint64_t)sent * qp->conn.pmtu < len)
+			len = sent * qp->conn.pmtu;
 		break;
 	}
 	if (sr->n_holes == RC_RD_HOLES)
@@ -186,7 +186,7 @@ hole_enqueue(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	r = &sr->hole[(sr->hole_head + sr->n_holes) % RC_RD_HOLES];
 	*r = (struct rc_read_res){ .va = va, .rkey = rkey, .len = len,
 		.psn = psn, .first_psn = psn, .dup = true,
-		.npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu };
+		.npkts = len == 0 ? 1 : (len + qp->conn.pmtu - 1) / qp->conn.pmtu };
 	r->left = r->npkts;
 	sr->n_holes++;
 }
@@ -200,13 +200,13 @@ read_restart(struct dpdat_qp *qp, uint32_t psn)
 	struct rc_read_res *r;
 	uint32_t i;
 
-	for (i = 0; i < qp->nres; i++) {
-		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+	for (i = 0; i < qp->resp.nres; i++) {
+		r = &qp->resp.res[(qp->resp.res_head + i) % RC_MAX_RD];
 		if (roce_psn_diff(psn, roce_psn_add(r->first_psn,
 						    r->npkts)) < 0)
 			break;
 	}
-	qp->nres = i;
+	qp->resp.nres = i;
 }
 
 /* Queue a new READ or atomic (not a duplicate). With every resource
@@ -220,9 +220,9 @@ static int
 read_enqueue_new(struct dpdat_qp *qp, uint64_t va, uint32_t rkey,
 		 uint32_t len, uint32_t psn)
 {
-	if (qp->nres == RC_MAX_RD && qp->res[qp->res_head].dup) {
-		qp->res_head = (qp->res_head + 1) % RC_MAX_RD;
-		qp->nres--;
+	if (qp->resp.nres == RC_MAX_RD && qp->resp.res[qp->resp.res_head].dup) {
+		qp->resp.res_head = (qp->resp.res_head + 1) % RC_MAX_RD;
+		qp->resp.nres--;
 	}
 	return read_enqueue(qp, va, rkey, len, psn, false);
 }
@@ -237,8 +237,8 @@ read_all_sent(const struct dpdat_qp *qp, uint32_t psn, uint32_t npkts)
 	const struct rc_read_res *r;
 	uint32_t i;
 
-	for (i = 0; i < qp->nres; i++) {
-		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+	for (i = 0; i < qp->resp.nres; i++) {
+		r = &qp->resp.res[(qp->resp.res_head + i) % RC_MAX_RD];
 		/* r's answers not sent yet: [r->psn, its end) */
 		if (roce_psn_diff(r->psn, end) < 0 &&
 		    roce_psn_diff(psn, roce_psn_add(r->first_psn,
@@ -268,7 +268,7 @@ read_resp_pkt(struct dpdat_qp *qp, const struct rc_read_res *r, uint8_t op,
 	if (roce_op_flags[op] & ROCE_F_AETH) {
 		((struct roce_aeth *)p)->smsn = rte_cpu_to_be_32(
 			(uint32_t)ROCE_AETH_CREDIT_INVALID << 24 |
-			(qp->msn & ROCE_PSN_MASK));
+			(qp->resp.msn & ROCE_PSN_MASK));
 		p += sizeof(struct roce_aeth);
 	}
 	if (zc != NULL) {
@@ -300,7 +300,7 @@ atomic_ack(struct dpdat_qp *qp, const struct rc_read_res *r)
 	aeth = rte_pktmbuf_mtod_offset(m, struct roce_aeth *,
 				       sizeof(struct roce_bth));
 	aeth->smsn = rte_cpu_to_be_32((uint32_t)ROCE_AETH_CREDIT_INVALID << 24 |
-				      (qp->msn & ROCE_PSN_MASK));
+				      (qp->resp.msn & ROCE_PSN_MASK));
 	ack = (struct roce_atomackh *)(aeth + 1);
 	ack->orig = rte_cpu_to_be_64(r->orig);
 	rc_pkt_send(qp, m);
@@ -318,18 +318,18 @@ rc_responder_reads(struct dpdat_qp *qp)
 	uint32_t n, k;
 	uint8_t op;
 
-	while ((qp->nres != 0 || (qp->sr != NULL && qp->sr->n_holes != 0)) &&
+	while ((qp->resp.nres != 0 || (qp->sr != NULL && qp->sr->n_holes != 0)) &&
 	       budget-- != 0 && rc_tx_room(qp->dev)) {
 		holes = qp->sr != NULL && qp->sr->n_holes != 0;
 		r = holes ? &qp->sr->hole[qp->sr->hole_head] :
-			    &qp->res[qp->res_head];
+			    &qp->resp.res[qp->resp.res_head];
 		if (r->atomic) {
 			if (atomic_ack(qp, r) != 0)
 				return;
 			goto answered;
 		}
 		k = r->npkts - r->left;
-		n = RTE_MIN((uint32_t)qp->pmtu, r->len - r->off);
+		n = RTE_MIN((uint32_t)qp->conn.pmtu, r->len - r->off);
 		if (r->npkts == 1)
 			op = ROCE_OP_READ_RESP_ONLY;
 		else if (k == 0)
@@ -371,17 +371,17 @@ answered:
 					    RC_RD_HOLES;
 			qp->sr->n_holes--;
 		} else {
-			qp->res_head = (qp->res_head + 1) % RC_MAX_RD;
-			qp->nres--;
+			qp->resp.res_head = (qp->resp.res_head + 1) % RC_MAX_RD;
+			qp->resp.nres--;
 		}
 	}
 	/* the ACK held back behind these answers: now, or where ACKs that
 	 * may ride wait (rc_acks(), after this pass's requests) */
-	if (qp->nres == 0 && qp->ack_due) {
-		if (!qp->ack_ride)
+	if (qp->resp.nres == 0 && qp->resp.ack_due) {
+		if (!qp->resp.ack_ride)
 			rc_send_ack(qp, ROCE_AETH_ACK,
-				    roce_psn_add(qp->epsn, ROCE_PSN_MASK));
-		else if (!qp->on_ack_list)
+				    roce_psn_add(qp->resp.epsn, ROCE_PSN_MASK));
+		else if (!qp->resp.on_ack_list)
 			ack_list_add(qp);
 	}
 }
@@ -411,7 +411,7 @@ seq_ok(struct dpdat_qp *qp, uint8_t op, unsigned int paylen)
 	if (!send && !write && op != ROCE_OP_READ_REQUEST &&
 	    op != ROCE_OP_CMP_SWAP && op != ROCE_OP_FETCH_ADD)
 		return false;	/* responses and ACKs never come here */
-	switch (qp->resp_msg) {
+	switch (qp->resp.msg) {
 	case RC_RESP_MSG_SEND:
 		if (!send || (f & ROCE_F_FIRST))
 			return false;
@@ -425,8 +425,8 @@ seq_ok(struct dpdat_qp *qp, uint8_t op, unsigned int paylen)
 			return false;
 	}
 	if (!(f & ROCE_F_LAST))	/* FIRST and MIDDLE carry a full PMTU */
-		return paylen == qp->pmtu;
-	return paylen <= qp->pmtu;
+		return paylen == qp->conn.pmtu;
+	return paylen <= qp->conn.pmtu;
 }
 
 /* SEND and WRITE-with-immediate need a receive WR; false means RNR. A QP
@@ -443,11 +443,11 @@ need_recv(struct dpdat_qp *qp, uint8_t op)
 
 	if (!imm_write && !send_start)
 		return true;
-	if (qp->srq != NULL)
-		return qp->srq_held || rc_srq_take(qp);
-	if (qp->rq_head == qp->rq_tail)
+	if (qp->resp.srq != NULL)
+		return qp->resp.srq_held || rc_srq_take(qp);
+	if (qp->resp.rq_head == qp->resp.rq_tail)
 		rc_pull_posted(qp);	/* posted since the last pull? */
-	return qp->rq_head != qp->rq_tail;
+	return qp->resp.rq_head != qp->resp.rq_tail;
 }
 
 static void
@@ -460,39 +460,39 @@ do_send(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	uint32_t imm;
 
 	if (f & ROCE_F_FIRST)
-		qp->recv_off = 0;
+		qp->resp.recv_off = 0;
 	if (f & ROCE_F_IMM) {
 		rc_mbuf_copy(m, off, (uint8_t *)&imm, 4);
 		off += 4;
 	}
-	if (qp->recv_off + paylen > w->len) {
+	if (qp->resp.recv_off + paylen > w->len) {
 		rc_complete_recv(qp, w, DPDAT_WC_LOC_LEN_ERR, DPDAT_WR_RECV,
-				 qp->recv_off, NULL);
+				 qp->resp.recv_off, NULL);
 		rc_rwqe_next(qp);
-		qp->resp_msg = RC_RESP_MSG_NONE;
+		qp->resp.msg = RC_RESP_MSG_NONE;
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
-	st = rc_mbuf_to_sge(qp, w->sge, w->num_sge, qp->recv_off, m, off,
+	st = rc_mbuf_to_sge(qp, w->sge, w->num_sge, qp->resp.recv_off, m, off,
 			    paylen);
 	if (st != DPDAT_WC_SUCCESS) {
-		rc_complete_recv(qp, w, st, DPDAT_WR_RECV, qp->recv_off, NULL);
+		rc_complete_recv(qp, w, st, DPDAT_WR_RECV, qp->resp.recv_off, NULL);
 		rc_rwqe_next(qp);
-		qp->resp_msg = RC_RESP_MSG_NONE;
+		qp->resp.msg = RC_RESP_MSG_NONE;
 		fatal(qp, ROCE_AETH_NAK_REM_OP, psn);
 		return;
 	}
-	qp->recv_off += paylen;
+	qp->resp.recv_off += paylen;
 	if (f & ROCE_F_LAST) {
 		rc_complete_recv(qp, w, DPDAT_WC_SUCCESS, DPDAT_WR_RECV,
-				 qp->recv_off, (f & ROCE_F_IMM) ? &imm : NULL);
+				 qp->resp.recv_off, (f & ROCE_F_IMM) ? &imm : NULL);
 		rc_rwqe_next(qp);
-		qp->msn++;
-		qp->resp_msg = RC_RESP_MSG_NONE;
+		qp->resp.msn++;
+		qp->resp.msg = RC_RESP_MSG_NONE;
 	} else {
-		qp->resp_msg = RC_RESP_MSG_SEND;
+		qp->resp.msg = RC_RESP_MSG_SEND;
 	}
-	qp->epsn = roce_psn_add(psn, 1);
+	qp->resp.epsn = roce_psn_add(psn, 1);
 }
 
 static void
@@ -507,48 +507,48 @@ do_write(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 	if (f & ROCE_F_RETH) {
 		read_reth(m, off, &va, &rkey, &len);
 		off += sizeof(struct roce_reth);
-		if ((f & ROCE_F_LAST) ? paylen != len : len <= qp->pmtu) {
+		if ((f & ROCE_F_LAST) ? paylen != len : len <= qp->conn.pmtu) {
 			fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 			return;
 		}
 		if (!resp_check_rkey(qp, rkey, va, len,
 				     DPDAT_MEM_PRIV_REMOTE_WRITE, NULL, psn))
 			return;
-		qp->wva = va;
-		qp->wrkey = rkey;
-		qp->wleft = len;
-		qp->wlen = len;
+		qp->resp.wva = va;
+		qp->resp.wrkey = rkey;
+		qp->resp.wleft = len;
+		qp->resp.wlen = len;
 	}
 	if (f & ROCE_F_IMM) {
 		rc_mbuf_copy(m, off, (uint8_t *)&imm, 4);
 		off += 4;
 	}
-	if (paylen > qp->wleft || ((f & ROCE_F_LAST) && paylen != qp->wleft)) {
+	if (paylen > qp->resp.wleft || ((f & ROCE_F_LAST) && paylen != qp->resp.wleft)) {
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
 	if (paylen != 0) {
 		/* per packet: the region may have been freed meanwhile */
-		if (!resp_check_rkey(qp, qp->wrkey, qp->wva, paylen,
+		if (!resp_check_rkey(qp, qp->resp.wrkey, qp->resp.wva, paylen,
 				     DPDAT_MEM_PRIV_REMOTE_WRITE, &x, psn))
 			return;
 		rc_mbuf_copy(m, off, x.addr, paylen);
 	}
-	qp->wva += paylen;
-	qp->wleft -= paylen;
+	qp->resp.wva += paylen;
+	qp->resp.wleft -= paylen;
 	if (f & ROCE_F_LAST) {
 		if (f & ROCE_F_IMM) {
 			rc_complete_recv(qp, rc_rwqe_cur(qp), DPDAT_WC_SUCCESS,
-					 DPDAT_WR_RECV_RDMA_IMM, qp->wlen,
+					 DPDAT_WR_RECV_RDMA_IMM, qp->resp.wlen,
 					 &imm);
 			rc_rwqe_next(qp);
 		}
-		qp->msn++;
-		qp->resp_msg = RC_RESP_MSG_NONE;
+		qp->resp.msn++;
+		qp->resp.msg = RC_RESP_MSG_NONE;
 	} else {
-		qp->resp_msg = RC_RESP_MSG_WRITE;
+		qp->resp.msg = RC_RESP_MSG_WRITE;
 	}
-	qp->epsn = roce_psn_add(psn, 1);
+	qp->resp.epsn = roce_psn_add(psn, 1);
 }
 
 /* A READ accepted: remembered, so that a duplicate can be held to it.
@@ -562,17 +562,17 @@ read_seen(struct dpdat_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	  uint32_t psn, uint32_t npkts)
 {
 	struct rc_read_seen *e =
-		&qp->rd_seen[(qp->rd_seen_next - 1) % RC_RD_SEEN];
+		&qp->resp.rd_seen[(qp->resp.rd_seen_next - 1) % RC_RD_SEEN];
 
-	if (qp->rd_seen_next != 0 && e->rkey == rkey &&
-	    e->va + e->len == va && e->len == (uint64_t)e->npkts * qp->pmtu &&
+	if (qp->resp.rd_seen_next != 0 && e->rkey == rkey &&
+	    e->va + e->len == va && e->len == (uint64_t)e->npkts * qp->conn.pmtu &&
 	    roce_psn_add(e->first_psn, e->npkts) == psn &&
 	    e->npkts + npkts < RC_RD_SEEN_PKTS) {
 		e->len += len;
 		e->npkts += npkts;
 		return;
 	}
-	qp->rd_seen[qp->rd_seen_next++ % RC_RD_SEEN] =
+	qp->resp.rd_seen[qp->resp.rd_seen_next++ % RC_RD_SEEN] =
 		(struct rc_read_seen){ .va = va, .len = len, .rkey = rkey,
 				       .first_psn = psn, .npkts = npkts };
 }
@@ -595,11 +595,11 @@ read_was_seen(const struct dpdat_qp *qp, uint64_t va, uint32_t rkey,
 
 	/* newest first: after the PSNs wrap, an old READ may cover psn */
 	for (unsigned int i = 1; i <= RC_RD_SEEN; i++) {
-		e = &qp->rd_seen[(qp->rd_seen_next - i) % RC_RD_SEEN];
+		e = &qp->resp.rd_seen[(qp->resp.rd_seen_next - i) % RC_RD_SEEN];
 		k = roce_psn_diff(psn, e->first_psn);
 		if (k < 0 || (uint32_t)k >= e->npkts)
 			continue;
-		skip = (uint64_t)k * qp->pmtu;
+		skip = (uint64_t)k * qp->conn.pmtu;
 		if (rkey != e->rkey || va != e->va + skip || skip > e->len)
 			return false;
 		*len = (uint32_t)RTE_MIN((uint64_t)*len, e->len - skip);
@@ -626,8 +626,8 @@ read_replay(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	    resp_access(qp, rkey, va, len, DPDAT_MEM_PRIV_REMOTE_READ,
 			NULL) != DPDAT_MR_CHECK_OK)
 		return;
-	npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
-	if (roce_psn_diff(roce_psn_add(psn, npkts), qp->epsn) > 0)
+	npkts = len == 0 ? 1 : (len + qp->conn.pmtu - 1) / qp->conn.pmtu;
+	if (roce_psn_diff(roce_psn_add(psn, npkts), qp->resp.epsn) > 0)
 		return;
 	if (qp->sr != NULL) {
 		/* selective repeat: the part asked for, first; the answers
@@ -661,15 +661,15 @@ do_read(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	if (!resp_check_rkey(qp, rkey, va, len, DPDAT_MEM_PRIV_REMOTE_READ,
 			     NULL, psn))
 		return;
-	npkts = len == 0 ? 1 : (len + qp->pmtu - 1) / qp->pmtu;
+	npkts = len == 0 ? 1 : (len + qp->conn.pmtu - 1) / qp->conn.pmtu;
 	if (read_enqueue_new(qp, va, rkey, len, psn) != 0) {
 		/* more READs than the resources we offered */
 		fatal(qp, ROCE_AETH_NAK_INV_REQ, psn);
 		return;
 	}
 	read_seen(qp, va, rkey, len, psn, npkts);
-	qp->msn++;
-	qp->epsn = roce_psn_add(psn, npkts);
+	qp->resp.msn++;
+	qp->resp.epsn = roce_psn_add(psn, npkts);
 	/* the READ took those PSNs: nothing legitimate is held there */
 	if (qp->sr != NULL && qp->sr->n_held != 0 && npkts > 1)
 		rc_sr_drop_range(qp, roce_psn_add(psn, 1), npkts - 1);
@@ -691,8 +691,8 @@ atomic_replay(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	uint32_t i;
 
 	rc_mbuf_copy(m, off, (uint8_t *)&ae, sizeof(ae));
-	for (i = qp->n_atom; i-- > 0; ) {
-		a = &qp->atom[(qp->atom_head + i) % RC_MAX_RD];
+	for (i = qp->resp.n_atom; i-- > 0; ) {
+		a = &qp->resp.atom[(qp->resp.atom_head + i) % RC_MAX_RD];
 		if (a->psn == psn)
 			break;
 	}
@@ -700,8 +700,8 @@ atomic_replay(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	    a->rkey != rte_be_to_cpu_32(ae.rkey))
 		return;
 	/* an answer still queued goes out anyway */
-	for (i = 0; i < qp->nres; i++) {
-		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+	for (i = 0; i < qp->resp.nres; i++) {
+		r = &qp->resp.res[(qp->resp.res_head + i) % RC_MAX_RD];
 		if (r->first_psn == psn)
 			return;
 	}
@@ -720,7 +720,7 @@ atomic_replay(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 		read_restart(qp, psn);
 		if (read_enqueue(qp, 0, 0, 8, psn, true) != 0)
 			return;
-		r = &qp->res[(qp->res_head + qp->nres - 1) % RC_MAX_RD];
+		r = &qp->resp.res[(qp->resp.res_head + qp->resp.nres - 1) % RC_MAX_RD];
 	}
 	*r = (struct rc_read_res){ .len = 8, .psn = psn,
 		.first_psn = psn, .left = 1, .npkts = 1,
@@ -767,19 +767,19 @@ do_atomic(struct dpdat_qp *qp, struct rte_mbuf *m, uint8_t op, uint32_t psn,
 		orig = __atomic_fetch_add((uint64_t *)x.addr, arg,
 					  __ATOMIC_SEQ_CST);
 	}
-	r = &qp->res[(qp->res_head + qp->nres - 1) % RC_MAX_RD];
+	r = &qp->resp.res[(qp->resp.res_head + qp->resp.nres - 1) % RC_MAX_RD];
 	r->atomic = true;
 	r->orig = orig;
-	if (qp->n_atom == RC_MAX_RD) {	/* forget the oldest */
-		qp->atom_head = (qp->atom_head + 1) % RC_MAX_RD;
-		qp->n_atom--;
+	if (qp->resp.n_atom == RC_MAX_RD) {	/* forget the oldest */
+		qp->resp.atom_head = (qp->resp.atom_head + 1) % RC_MAX_RD;
+		qp->resp.n_atom--;
 	}
-	qp->atom[(qp->atom_head + qp->n_atom++) % RC_MAX_RD] =
+	qp->resp.atom[(qp->resp.atom_head + qp->resp.n_atom++) % RC_MAX_RD] =
 		(struct rc_atomic_res){ .psn = psn, .orig = orig, .va = va,
 					.rkey = rte_be_to_cpu_32(ae.rkey) };
 	qp->st.atomics++;
-	qp->msn++;
-	qp->epsn = roce_psn_add(psn, 1);
+	qp->resp.msn++;
+	qp->resp.epsn = roce_psn_add(psn, 1);
 }
 
 /* A packet past a gap. Under selective repeat it is held, else dropped;
@@ -792,23 +792,23 @@ out_of_order(struct dpdat_qp *qp, struct rte_mbuf *m,
 	     const struct roce_bth *bth, uint32_t psn, unsigned int off,
 	     unsigned int paylen)
 {
-	const bool again = (qp->sr != NULL || qp->nak_repeat) &&
+	const bool again = (qp->sr != NULL || qp->req.nak_repeat) &&
 			   (rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_ACKREQ);
 
 	qp->st.out_of_seq++;
 	if (qp->sr != NULL && rc_sr_hold(qp, m, psn, off, paylen)) {
-		if (!qp->nak_sent || again) {
-			qp->nak_sent = true;
+		if (!qp->resp.nak_sent || again) {
+			qp->resp.nak_sent = true;
 			rc_sr_send_sack(qp);
 		}
 		return;
 	}
-	if (!qp->nak_sent || again) {
-		qp->nak_sent = true;
+	if (!qp->resp.nak_sent || again) {
+		qp->resp.nak_sent = true;
 		if (qp->sr != NULL)
 			rc_sr_send_sack(qp);
 		else
-			rc_send_ack(qp, ROCE_AETH_NAK_PSN, qp->epsn);
+			rc_send_ack(qp, ROCE_AETH_NAK_PSN, qp->resp.epsn);
 	}
 }
 
@@ -846,7 +846,7 @@ rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 	     const struct roce_bth *bth, unsigned int off, unsigned int paylen)
 {
 	const uint32_t psn = roce_bth_psn(bth);
-	const int32_t d = roce_psn_diff(psn, qp->epsn);
+	const int32_t d = roce_psn_diff(psn, qp->resp.epsn);
 
 	if (qp->state != DPDAT_QPS_RTS && qp->state != DPDAT_QPS_RTR)
 		return;
@@ -865,7 +865,7 @@ rc_responder(struct dpdat_qp *qp, struct rte_mbuf *m,
 			ack_later(qp);
 		return;
 	}
-	qp->nak_sent = false;
+	qp->resp.nak_sent = false;
 	in_order(qp, m, bth, off, paylen);
 	if (qp->sr != NULL && qp->sr->n_held != 0)
 		replay_held(qp);
@@ -913,13 +913,13 @@ rc_resp_state(const struct dpdat_qp *qp)
 		return RC_RESP_ERROR;
 	if (qp->sr != NULL && qp->sr->n_held != 0)
 		return RC_RESP_HOLDING;
-	if (qp->nak_sent)
+	if (qp->resp.nak_sent)
 		return RC_RESP_GAP;
-	if (qp->nres != 0 || (qp->sr != NULL && qp->sr->n_holes != 0))
+	if (qp->resp.nres != 0 || (qp->sr != NULL && qp->sr->n_holes != 0))
 		return RC_RESP_READING;
-	if (qp->resp_msg == RC_RESP_MSG_SEND)
+	if (qp->resp.msg == RC_RESP_MSG_SEND)
 		return RC_RESP_SEND;
-	if (qp->resp_msg == RC_RESP_MSG_WRITE)
+	if (qp->resp.msg == RC_RESP_MSG_WRITE)
 		return RC_RESP_WRITE;
 	return RC_RESP_IDLE;
 }
@@ -944,9 +944,9 @@ rc_resp_state_name(enum rc_resp_state s)
 			  "after %s: epsn %u msn %u msg %u "		\
 			  "nak_sent %d wleft %u wlen %u recv_off %u "	\
 			  "nres %u held %u\n", qp->qpn, #cond, where,	\
-			  qp->epsn, qp->msn, qp->resp_msg,		\
-			  qp->nak_sent, qp->wleft, qp->wlen,		\
-			  qp->recv_off, qp->nres,			\
+			  qp->resp.epsn, qp->resp.msn, qp->resp.msg,		\
+			  qp->resp.nak_sent, qp->resp.wleft, qp->resp.wlen,		\
+			  qp->resp.recv_off, qp->resp.nres,			\
 			  qp->sr != NULL ? qp->sr->n_held : 0);		\
 } while (0)
 
@@ -962,7 +962,7 @@ read_res_check(const struct dpdat_qp *qp, const struct rc_read_res *r,
 	RESP_ASSERT(r->psn == roce_psn_add(r->first_psn, r->npkts - r->left));
 	RESP_ASSERT(r->off <= r->len);
 	/* only inside what was accepted */
-	RESP_ASSERT(PSN_LE(roce_psn_add(r->first_psn, r->npkts), qp->epsn));
+	RESP_ASSERT(PSN_LE(roce_psn_add(r->first_psn, r->npkts), qp->resp.epsn));
 }
 
 /* Selective repeat: what is held lies past the gap, within the window,
@@ -984,7 +984,7 @@ held_check(const struct dpdat_qp *qp, const char *where)
 			i = w * 64 + (uint32_t)__builtin_ctzll(bits);
 			n++;
 			h = &sr->held[i];
-			d = roce_psn_diff(h->psn, qp->epsn);
+			d = roce_psn_diff(h->psn, qp->resp.epsn);
 			RESP_ASSERT(h->m != NULL);
 			RESP_ASSERT((h->psn & (RC_SR_WND - 1)) == i);
 			RESP_ASSERT(d > 0 && d < RC_SR_WND);
@@ -1010,24 +1010,24 @@ rc_resp_check(const struct dpdat_qp *qp, const char *where)
 	if (qp->state != DPDAT_QPS_RTS && qp->state != DPDAT_QPS_RTR)
 		return;	/* an error flushes; before RTR nothing comes */
 	/* the message in progress */
-	RESP_ASSERT(qp->resp_msg <= RC_RESP_MSG_WRITE);
-	RESP_ASSERT(qp->wleft <= qp->wlen);
-	if (qp->resp_msg != RC_RESP_MSG_WRITE)
-		RESP_ASSERT(qp->wleft == 0);
-	if (qp->resp_msg == RC_RESP_MSG_SEND) {
+	RESP_ASSERT(qp->resp.msg <= RC_RESP_MSG_WRITE);
+	RESP_ASSERT(qp->resp.wleft <= qp->resp.wlen);
+	if (qp->resp.msg != RC_RESP_MSG_WRITE)
+		RESP_ASSERT(qp->resp.wleft == 0);
+	if (qp->resp.msg == RC_RESP_MSG_SEND) {
 		/* the receive WR it lands in is held, full PMTUs so far */
 		RESP_ASSERT(rc_rwqe_have(qp));
-		RESP_ASSERT(qp->recv_off != 0 && qp->recv_off % qp->pmtu == 0);
-		RESP_ASSERT(qp->recv_off <=
+		RESP_ASSERT(qp->resp.recv_off != 0 && qp->resp.recv_off % qp->conn.pmtu == 0);
+		RESP_ASSERT(qp->resp.recv_off <=
 			    rc_rwqe_cur((struct dpdat_qp *)qp)->len);
 	}
 	/* receive queues */
-	RESP_ASSERT(qp->srq != NULL || !qp->srq_held);
-	RESP_ASSERT(qp->rq_tail - qp->rq_head <= qp->rq_size);
+	RESP_ASSERT(qp->resp.srq != NULL || !qp->resp.srq_held);
+	RESP_ASSERT(qp->resp.rq_tail - qp->resp.rq_head <= qp->resp.rq_size);
 	/* READs being answered: oldest first, in PSN order, all accepted */
-	RESP_ASSERT(qp->nres <= RC_MAX_RD && qp->res_head < RC_MAX_RD);
-	for (i = 0; i < qp->nres; i++) {
-		r = &qp->res[(qp->res_head + i) % RC_MAX_RD];
+	RESP_ASSERT(qp->resp.nres <= RC_MAX_RD && qp->resp.res_head < RC_MAX_RD);
+	for (i = 0; i < qp->resp.nres; i++) {
+		r = &qp->resp.res[(qp->resp.res_head + i) % RC_MAX_RD];
 		read_res_check(qp, r, where);
 		if (prev != NULL)
 			RESP_ASSERT(PSN_LE(roce_psn_add(prev->first_psn,
@@ -1039,14 +1039,14 @@ rc_resp_check(const struct dpdat_qp *qp, const char *where)
 		held_check(qp, where);
 	/* the ACK list: on it exactly when the flag says so; an ACK owed
 	 * is on its way, or waits behind READ responses */
-	if (qp->on_ack_list) {
+	if (qp->resp.on_ack_list) {
 		for (q = dev->ack_list, i = 0; q != NULL && q != qp &&
-		     i <= dev->n_qps; q = q->ack_next, i++)
+		     i <= dev->n_qps; q = q->resp.ack_next, i++)
 			;
 		RESP_ASSERT(q == qp);
 	} else {
-		RESP_ASSERT(qp->ack_next == NULL);
+		RESP_ASSERT(qp->resp.ack_next == NULL);
 	}
-	RESP_ASSERT(!qp->ack_due || qp->on_ack_list || qp->nres != 0);
+	RESP_ASSERT(!qp->resp.ack_due || qp->resp.on_ack_list || qp->resp.nres != 0);
 }
 #endif

@@ -85,7 +85,7 @@ rc_sr_hold(struct dpdat_qp *qp, struct rte_mbuf *m, uint32_t psn,
 	   unsigned int off, unsigned int paylen)
 {
 	struct rc_sr *sr = qp->sr;
-	const int32_t d = roce_psn_diff(psn, qp->epsn);
+	const int32_t d = roce_psn_diff(psn, qp->resp.epsn);
 	const uint32_t slot = psn & SR_MASK;
 
 	if (d <= 0 || d >= RC_SR_WND)
@@ -112,12 +112,12 @@ struct rte_mbuf *
 rc_sr_next(struct dpdat_qp *qp, unsigned int *off, unsigned int *paylen)
 {
 	struct rc_sr *sr = qp->sr;
-	const uint32_t slot = qp->epsn & SR_MASK;
+	const uint32_t slot = qp->resp.epsn & SR_MASK;
 	struct rc_held *h = &sr->held[slot];
 
 	if (sr->n_held == 0 || !map_test(sr, slot))
 		return NULL;
-	if (h->psn != qp->epsn) {
+	if (h->psn != qp->resp.epsn) {
 		slot_free(qp, slot);
 		return NULL;
 	}
@@ -150,7 +150,7 @@ void
 rc_sr_send_sack(struct dpdat_qp *qp)
 {
 	const uint64_t *abs = qp->sr->map;
-	const uint32_t s0 = (qp->epsn + 1) & SR_MASK;
+	const uint32_t s0 = (qp->resp.epsn + 1) & SR_MASK;
 	uint64_t out[RC_SR_WND / 64], v;
 	uint32_t j, pos, w, sh;
 
@@ -165,7 +165,7 @@ rc_sr_send_sack(struct dpdat_qp *qp)
 			v |= abs[(w + 1) % (RC_SR_WND / 64)] << (64 - sh);
 		out[j] = rte_cpu_to_le_64(v);
 	}
-	rc_send_ack_data(qp, ROCE_AETH_NAK_PSN, qp->epsn, out, sizeof(out));
+	rc_send_ack_data(qp, ROCE_AETH_NAK_PSN, qp->resp.epsn, out, sizeof(out));
 }
 
 static inline uint64_t
@@ -191,7 +191,7 @@ static struct rc_swqe *
 wr_at(struct dpdat_qp *qp, uint32_t *idx, uint32_t psn)
 {
 	*idx = rc_swqe_of_psn_from(qp, *idx, psn);
-	return *idx != qp->sq_started ? &qp->sq[*idx & (qp->sq_size - 1)] :
+	return *idx != qp->req.sq_started ? &qp->req.sq[*idx & (qp->req.sq_size - 1)] :
 	       NULL;
 }
 
@@ -203,7 +203,7 @@ maybe_resend(struct dpdat_qp *qp, uint32_t *idx, uint32_t psn,
 {
 	struct rc_swqe *w;
 
-	if (roce_psn_diff(psn, qp->psn) >= 0)
+	if (roce_psn_diff(psn, qp->req.psn) >= 0)
 		return false;	/* the sender went back below it */
 	w = wr_at(qp, idx, psn);
 	if (w == NULL)
@@ -215,7 +215,7 @@ maybe_resend(struct dpdat_qp *qp, uint32_t *idx, uint32_t psn,
 	if (rc_resend(qp, psn, false, now) != 0)
 		return false;	/* no room: the next SACK or the probe */
 	qp->st.sack_resent++;
-	qp->rexmit_tsc = now;
+	qp->req.rexmit_tsc = now;
 	return true;
 }
 
@@ -238,16 +238,16 @@ rc_sr_on_sack(struct dpdat_qp *qp, uint32_t epsn, const uint8_t *map,
 	if (top == 0)
 		return false;	/* it holds nothing: it dropped what followed */
 	psn = roce_psn_add(epsn, top);
-	if (roce_psn_diff(psn, qp->max_sent) >= 0)
+	if (roce_psn_diff(psn, qp->req.max_sent) >= 0)
 		return true;	/* holds what we never sent: ignore it */
-	idx = qp->sq_head;
+	idx = qp->comp.sq_head;
 	w = wr_at(qp, &idx, psn);
 	if (w == NULL)
 		return true;
 	/* sends rise with PSNs but for resends: the top's send time stands
 	 * for the latest that arrived (a lost resend shows at a later SACK) */
 	newest = sent_at(qp, w, psn);
-	idx = qp->sq_head;
+	idx = qp->comp.sq_head;
 	if (!maybe_resend(qp, &idx, epsn, newest, now))
 		return true;
 	/* then PSN epsn + 1 + i for every clear bit i below top - 1 */

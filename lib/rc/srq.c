@@ -7,7 +7,7 @@
  * MPSC ring, as they do on a QP's; the engine is the only consumer: it
  * pulls the ring into the SRQ's array and hands the oldest WQE to the
  * first of its QPs that starts receiving a message (rc_srq_take). That QP
- * keeps the WQE (qp->srq_wqe) until the message completes, so a
+ * keeps the WQE (qp->resp.srq_wqe) until the message completes, so a
  * multi-packet SEND finishes in the WQE it started with while other QPs
  * take the following ones. posted counts the WQEs waiting in the SRQ (ring
  * and array): posting reserves, taking releases. A QP reset or freed with
@@ -166,14 +166,14 @@ srq_pull(struct dpdat_srq *srq)
 bool
 rc_srq_take(struct dpdat_qp *qp)
 {
-	struct dpdat_srq *srq = qp->srq;
+	struct dpdat_srq *srq = qp->resp.srq;
 
 	if (srq->head == srq->tail)
 		srq_pull(srq);
 	if (srq->head == srq->tail)
 		return false;
-	qp->srq_wqe = srq->rq[srq->head & (srq->size - 1)];
-	qp->srq_held = true;
+	qp->resp.srq_wqe = srq->rq[srq->head & (srq->size - 1)];
+	qp->resp.srq_held = true;
 	srq->head++;
 	__atomic_sub_fetch(&srq->posted, 1, __ATOMIC_RELEASE);
 	limit_check(srq);
@@ -183,19 +183,19 @@ rc_srq_take(struct dpdat_qp *qp)
 void
 rc_srq_give_back(struct dpdat_qp *qp)
 {
-	struct dpdat_srq *srq = qp->srq;
+	struct dpdat_srq *srq = qp->resp.srq;
 
-	if (srq == NULL || !qp->srq_held)
+	if (srq == NULL || !qp->resp.srq_held)
 		return;
-	qp->srq_held = false;
+	qp->resp.srq_held = false;
 	/* first in line again, as it was taken; the array is full only when
 	 * posting refilled it meanwhile: then behind what was posted */
 	if (srq->tail - srq->head < srq->size) {
 		srq->head--;
-		srq->rq[srq->head & (srq->size - 1)] = qp->srq_wqe;
-	} else if (rte_ring_enqueue_elem(srq->ring, &qp->srq_wqe,
-					 sizeof(qp->srq_wqe)) != 0) {
-		rc_complete_recv(qp, &qp->srq_wqe, DPDAT_WC_WR_FLUSH_ERR,
+		srq->rq[srq->head & (srq->size - 1)] = qp->resp.srq_wqe;
+	} else if (rte_ring_enqueue_elem(srq->ring, &qp->resp.srq_wqe,
+					 sizeof(qp->resp.srq_wqe)) != 0) {
+		rc_complete_recv(qp, &qp->resp.srq_wqe, DPDAT_WC_WR_FLUSH_ERR,
 				 DPDAT_WR_RECV, 0, NULL);
 		return;
 	}

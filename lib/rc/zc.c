@@ -73,7 +73,7 @@ zc_free_cb(void *addr, void *opaque)
 		return;
 	}
 	zc->released = true;
-	zc->qp->zc_check = true;	/* an in-order completion may wait */
+	zc->qp->comp.zc_check = true;	/* an in-order completion may wait */
 }
 
 void

@@ -104,22 +104,22 @@ reset_qp(struct dpdat_qp *qp, uint32_t epsn)
 	/* a flushed QP never comes back in the API: bring it back whole, as
 	 * a fresh connection (the invariants, rc_req_check() and
 	 * rc_resp_check(), are checked on every input in this build) */
-	qp->psn = qp->una = qp->max_sent = qp->frontier;
-	qp->acked = roce_psn_add(qp->frontier, ROCE_PSN_MASK);
-	qp->rtt_tsc = 0;
-	qp->nprobe = 0;
+	qp->req.psn = qp->comp.una = qp->req.max_sent = qp->req.frontier;
+	qp->comp.acked = roce_psn_add(qp->req.frontier, ROCE_PSN_MASK);
+	qp->req.rtt_tsc = 0;
+	qp->req.nprobe = 0;
 	if (qp->sr != NULL) {
 		memset(qp->sr->rd_map, 0, sizeof(qp->sr->rd_map));
 		qp->sr->n_ask = 0;
-		qp->sr->rd_top = qp->frontier;
+		qp->sr->rd_top = qp->req.frontier;
 	}
 	qp->state = DPDAT_QPS_RTS;
-	qp->epsn = epsn & ROCE_PSN_MASK;
-	qp->resp_msg = RC_RESP_MSG_NONE;
-	qp->wleft = qp->wlen = qp->recv_off = 0;
-	qp->nak_sent = false;
-	qp->ack_due = false;
-	qp->nres = 0;
+	qp->resp.epsn = epsn & ROCE_PSN_MASK;
+	qp->resp.msg = RC_RESP_MSG_NONE;
+	qp->resp.wleft = qp->resp.wlen = qp->resp.recv_off = 0;
+	qp->resp.nak_sent = false;
+	qp->resp.ack_due = false;
+	qp->resp.nres = 0;
 	rc_unlock_engine(dev);
 	while (dpdat_cq_poll(cq, wc, 64) > 0)
 		;

@@ -315,7 +315,7 @@ test_engine_cnp_paces(void)
 	/* done: no pacing, the rest may go (dropped above: let them
 	 * retransmit) */
 	A.dev->dcqcn = keep;
-	memset(&A.qp->cc, 0, sizeof(A.qp->cc));
+	memset(&A.qp->req.cc, 0, sizeof(A.qp->req.cc));
 	for (int k = 0; k < 64; k++)
 		CU_ASSERT_FATAL(wait_wc(&A, &wc, 200000) == 0);
 	drain_cqs();
@@ -431,7 +431,7 @@ test_swift_engine(void)
 	CU_ASSERT_EQUAL(st.cc_wnd_cuts, 1);
 	w = (unsigned int)st.cc_wnd;
 	CU_ASSERT(w >= 1 && w < 8);
-	CU_ASSERT_EQUAL(A.qp->wnd, w);
+	CU_ASSERT_EQUAL(A.qp->req.wnd, w);
 	/* 2w one-packet WRITEs: w leave, the rest wait for ACKs */
 	for (unsigned int k = 0; k < 2 * w && k < 1000; k++)
 		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,

@@ -1656,8 +1656,8 @@ test_ack_ride(void)
 	CU_ASSERT_EQUAL(only_bth(a2b, &m)->opcode, ROCE_OP_ACK);
 	dpdat_dev_progress(B.dev);
 	CU_ASSERT_FATAL(wait_wc(&B, &wc, 100) == 0);
-	CU_ASSERT(B.qp->pingpong);
-	CU_ASSERT(!A.qp->pingpong);
+	CU_ASSERT(B.qp->resp.pingpong);
+	CU_ASSERT(!A.qp->resp.pingpong);
 	a_psn = roce_psn_add(qi.sq_psn, 1);
 	memcpy(A.buf, "ping", 4);
 	memcpy(B.buf, "pong", 4);
@@ -1735,7 +1735,7 @@ test_ack_hold_adapts(void)
 	dpdat_dev_progress(B.dev);
 	CU_ASSERT_EQUAL(only_bth(b2a, &m)->opcode, ROCE_OP_ACK);
 	CU_ASSERT_FATAL(wait_wc(&A, &wc, 100) == 0);
-	CU_ASSERT(!B.qp->pingpong);
+	CU_ASSERT(!B.qp->resp.pingpong);
 	/* ... and the next at once, however long the hold */
 	ack_hold(100000000);
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
@@ -1750,7 +1750,7 @@ test_ack_hold_adapts(void)
 	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 4,
 			     (uintptr_t)A.buf + 8192, A.key) == 0);
 	dpdat_dev_progress(B.dev);
-	CU_ASSERT(B.qp->pingpong);
+	CU_ASSERT(B.qp->resp.pingpong);
 	dpdat_dev_progress(A.dev);
 	CU_ASSERT_EQUAL(rte_ring_count(a2b), 0);	/* held */
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
@@ -1784,7 +1784,7 @@ test_ack_pingpong_window(void)
 	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
 	ack_hold(hold_us * 1000);
 	for (int late = 0; late < 2; late++) {
-		B.qp->pingpong = false;
+		B.qp->resp.pingpong = false;
 		CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
 				     (uintptr_t)B.buf + 8192, B.key) == 0);
 		dpdat_dev_progress(A.dev);
@@ -1796,7 +1796,7 @@ test_ack_pingpong_window(void)
 		CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 4,
 				     (uintptr_t)A.buf + 8192, A.key) == 0);
 		dpdat_dev_progress(B.dev);
-		CU_ASSERT_EQUAL(B.qp->pingpong, !late);
+		CU_ASSERT_EQUAL(B.qp->resp.pingpong, !late);
 		/* A may hold its ACK a hold long: as many passes as it takes */
 		CU_ASSERT_FATAL(wait_wc(&B, &wc, 1000000) == 0);
 	}
@@ -1845,7 +1845,7 @@ test_ack_ride_held(void)
 
 	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
 	ack_hold(100000000);
-	B.qp->pingpong = true;	/* as a consumer that answers in time */
+	B.qp->resp.pingpong = true;	/* as a consumer that answers in time */
 	memcpy(B.buf, "first!", 6);
 	memcpy(B.buf + 64, "second", 6);
 	/* B's first WRITE, kept back */

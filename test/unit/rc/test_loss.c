@@ -241,7 +241,7 @@ fill(uint8_t *p, uint32_t len, uint8_t seed)
 static uint32_t
 first_psn(struct dpdat_qp *qp)
 {
-	return qp->psn;		/* the next PSN the requester will use */
+	return qp->req.psn;		/* the next PSN the requester will use */
 }
 
 /* A WRITE of len with packet drop_k lost once; returns the stats of A. */
