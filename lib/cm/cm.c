@@ -57,7 +57,7 @@ enum conn_state {
 
 struct dpdat_cm_eq {
 	uint32_t magic;
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 	struct evq evq;		/* of struct dpdat_cm_event */
 	uint32_t users;
 };
@@ -124,7 +124,7 @@ cm_qp_gone(void *ctx, struct dpdat_qp *qp)
 }
 
 int
-cm_dev_create(struct dpdat_dev *dev)
+cm_dev_create(struct rc_dev *dev)
 {
 	struct cm_dev *cm = calloc(1, sizeof(*cm));
 
@@ -144,7 +144,7 @@ cm_dev_create(struct dpdat_dev *dev)
 }
 
 void
-cm_dev_free(struct dpdat_dev *dev)
+cm_dev_free(struct rc_dev *dev)
 {
 	struct cm_dev *cm = dev->cm;
 
@@ -200,8 +200,9 @@ post_event(struct dpdat_cm_eq *eq, enum dpdat_cm_event_type type,
 }
 
 struct dpdat_cm_eq *
-dpdat_cm_eq_create(struct dpdat_dev *dev, uint32_t size)
+dpdat_cm_eq_create(struct dpdat_dev *d, uint32_t size)
 {
+	struct rc_dev *dev = rc_dev(d);
 	struct dpdat_cm_eq *eq;
 
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV) {
@@ -618,7 +619,7 @@ conn_timer(struct dpdat_cm_conn *c, uint64_t now)
 }
 
 void
-cm_progress(struct dpdat_dev *dev, uint64_t now)
+cm_progress(struct rc_dev *dev, uint64_t now)
 {
 	struct cm_dev *cm = dev->cm;
 	struct dpdat_cm_conn *c, *tmp;
@@ -974,7 +975,7 @@ on_drep(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 }
 
 void
-cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
+cm_input(struct rc_dev *dev, struct rte_mbuf *m,
 	 const struct roce_bth *bth, unsigned int off, unsigned int paylen)
 {
 	struct cm_dev *cm = dev->cm;
@@ -1037,9 +1038,10 @@ cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
 /* ---- the API (any thread) ---- */
 
 struct dpdat_cm_listener *
-dpdat_cm_listen(struct dpdat_dev *dev, uint64_t conn_qual,
+dpdat_cm_listen(struct dpdat_dev *d, uint64_t conn_qual,
 		struct dpdat_cm_eq *eq)
 {
+	struct rc_dev *dev = rc_dev(d);
 	struct dpdat_cm_listener *l, *o;
 	struct cm_dev *cm;
 

@@ -27,7 +27,7 @@ struct dpdat_cm_conn;
 struct cm_offer;
 
 struct cm_dev {
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 	pthread_mutex_t lock;
 	TAILQ_HEAD(, dpdat_cm_listener) listeners;
 	TAILQ_HEAD(, dpdat_cm_conn) conns;

@@ -17,13 +17,13 @@
 #include "rc_priv.h"
 
 /* On a device whose RC state is up: 0 or -ENOMEM. */
-int cm_dev_create(struct dpdat_dev *dev);
-void cm_dev_free(struct dpdat_dev *dev);
+int cm_dev_create(struct rc_dev *dev);
+void cm_dev_free(struct rc_dev *dev);
 /* A QP1 frame (engine held); the caller frees m. */
-void cm_input(struct dpdat_dev *dev, struct rte_mbuf *m,
+void cm_input(struct rc_dev *dev, struct rte_mbuf *m,
 	      const struct roce_bth *bth, unsigned int off,
 	      unsigned int paylen);
 /* Once per engine iteration: what is pending goes out, timers run. */
-void cm_progress(struct dpdat_dev *dev, uint64_t now);
+void cm_progress(struct rc_dev *dev, uint64_t now);
 
 #endif /* DPDAT_CM_PRIV_H */

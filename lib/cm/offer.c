@@ -156,7 +156,7 @@ static struct dpdat_qp *
 offer_qp(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 {
 	const uint32_t qpn = cm_get32(p, OFFER_DST_QPN);
-	struct dpdat_dev *dev = cm->dev;
+	struct rc_dev *dev = cm->dev;
 	struct dpdat_qp *qp;
 
 	if (qpn < dev->qpn_base || qpn - dev->qpn_base >= dev->max_qps)

@@ -6,7 +6,7 @@
  * and the engine that runs them. The engine is one loop: receive a burst
  * and dispatch it (QP1 to the CM, the rest to the RC layer), let every QP
  * send, run the CM's and the port's timers, flush the transmit batch.
- * dev->busy says who runs it (the engine thread, or in inline mode the
+ * dev->rc.busy says who runs it (the engine thread, or in inline mode the
  * consumer thread that polls); the control path takes it too, briefly. */
 
 #include <errno.h>
@@ -39,21 +39,21 @@ dev_dispatch(struct dpdat_dev *dev, struct rte_mbuf *m)
 			      &rx)) {
 	case ROCE_RX_OK:
 		if (roce_bth_qpn(rx.bth) == ROCE_QP1)	/* CM MADs */
-			cm_input(dev, m, rx.bth, rx.off, rx.paylen);
+			cm_input(&dev->rc, m, rx.bth, rx.off, rx.paylen);
 		else
-			rc_input(dev, m, &rx);
+			rc_input(&dev->rc, m, &rx);
 		break;
 	case ROCE_RX_BAD_ICRC:
-		dev->port->st.drop_icrc++;
+		dev->rc.port->st.drop_icrc++;
 		break;
 	case ROCE_RX_BAD_HDR:
-		dev->port->st.drop_bad_hdr++;
+		dev->rc.port->st.drop_bad_hdr++;
 		break;
 	}
 	rte_pktmbuf_free(m);
 }
 
-/* One engine iteration; the caller holds dev->busy. */
+/* One engine iteration; the caller holds dev->rc.busy. */
 static int
 dev_iter(struct dpdat_dev *dev)
 {
@@ -64,21 +64,21 @@ dev_iter(struct dpdat_dev *dev)
 	/* work posted since the last pass leaves before the receive poll:
 	 * a ping-pong's answer, posted right before this pass, does not wait
 	 * for the device's receive burst */
-	if (!rte_ring_empty(dev->db)) {
-		rc_progress(dev, rte_get_tsc_cycles());
-		rc_tx_flush(dev);
+	if (!rte_ring_empty(dev->rc.db)) {
+		rc_progress(&dev->rc, rte_get_tsc_cycles());
+		rc_tx_flush(&dev->rc);
 	}
-	n = port_rx(dev->port, pkts, PORT_BURST);
+	n = port_rx(dev->rc.port, pkts, PORT_BURST);
 	for (i = 0; i < n; i++)
 		dev_dispatch(dev, pkts[i]);
 	now = rte_get_tsc_cycles();
-	rc_progress(dev, now);
-	cm_progress(dev, now);
-	if (now - dev->last_timer > dev->tsc_hz / 1000) {
+	rc_progress(&dev->rc, now);
+	cm_progress(&dev->rc, now);
+	if (now - dev->last_timer > dev->rc.tsc_hz / 1000) {
 		dev->last_timer = now;
-		port_timer(dev->port);
+		port_timer(dev->rc.port);
 	}
-	rc_tx_flush(dev);
+	rc_tx_flush(&dev->rc);
 	dev->epoch++;
 	return n;
 }
@@ -131,13 +131,13 @@ dev_thread_reader_new(struct dpdat_dev *dev)
 	unsigned int id = DEV_NO_READER, k;
 	struct dev_tls_reader *e;
 
-	pthread_mutex_lock(&o->lock);
+	pthread_mutex_lock(&o->rc.lock);
 	if (o->n_treaders < DEV_THREAD_READERS &&
-	    dpdat_mr_reader_register(o->dom, &id) == 0)
+	    dpdat_mr_reader_register(o->rc.dom, &id) == 0)
 		o->treader[o->n_treaders++] = id;
 	else
 		id = DEV_NO_READER;
-	pthread_mutex_unlock(&o->lock);
+	pthread_mutex_unlock(&o->rc.lock);
 	k = tls_next++ % RTE_DIM(tls_readers);
 	e = &tls_readers[k];
 	/* an entry pushed out (a thread polling more than 8 domains) leaves
@@ -164,21 +164,22 @@ dev_run_shared(struct dpdat_dev *dev)
 {
 	int n;
 
-	if (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_ACQUIRE) != 0)
+	if (__atomic_exchange_n(&dev->rc.busy, 1, __ATOMIC_ACQUIRE) != 0)
 		return 0;	/* someone else is running it */
 	/* the shared reader is the lock holder's: only now may it go
 	 * online (before the lock, a loser's offline could hide the
 	 * winner's reading from a writer) */
-	dpdat_mr_reader_online(dev->dom, dev->reader);
+	dpdat_mr_reader_online(dev->rc.dom, dev->reader);
 	n = dev_iter(dev);
-	dpdat_mr_reader_offline(dev->dom, dev->reader);
-	rc_unlock_engine(dev);
+	dpdat_mr_reader_offline(dev->rc.dom, dev->reader);
+	rc_unlock_engine(&dev->rc);
 	return n;
 }
 
 int
-dev_run(struct dpdat_dev *dev)
+dev_run(struct rc_dev *rd)
 {
+	struct dpdat_dev *dev = dev_of(rd);
 	unsigned int r = dev_thread_reader(dev);
 	int n;
 
@@ -186,23 +187,23 @@ dev_run(struct dpdat_dev *dev)
 		/* the shared reader is the engine thread's in hybrid mode
 		 * (it stays online there): a poller without a reader of its
 		 * own leaves the engine to the thread */
-		if (dev->progress == DPDAT_PROGRESS_HYBRID)
+		if (dev->rc.progress == DPDAT_PROGRESS_HYBRID)
 			return 0;
 		return dev_run_shared(dev);
 	}
-	mr_reader_online_unfenced(dev->dom, r);
+	mr_reader_online_unfenced(dev->rc.dom, r);
 	/* the full barrier between the reader's store and the engine's
 	 * first read of the table (a locked instruction on x86) */
-	if (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_SEQ_CST) != 0) {
-		dpdat_mr_reader_offline(dev->dom, r);
+	if (__atomic_exchange_n(&dev->rc.busy, 1, __ATOMIC_SEQ_CST) != 0) {
+		dpdat_mr_reader_offline(dev->rc.dom, r);
 		return 0;	/* someone else is running it */
 	}
 #ifndef RTE_ARCH_X86
 	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
 	n = dev_iter(dev);
-	dpdat_mr_reader_offline(dev->dom, r);
-	rc_unlock_engine(dev);
+	dpdat_mr_reader_offline(dev->rc.dom, r);
+	rc_unlock_engine(&dev->rc);
 	return n;
 }
 
@@ -213,7 +214,7 @@ static void
 dev_thread_readers_free(struct dpdat_dev *dev)
 {
 	for (uint32_t k = 0; k < dev->n_treaders; k++)
-		dpdat_mr_reader_unregister(dev->dom, dev->treader[k]);
+		dpdat_mr_reader_unregister(dev->rc.dom, dev->treader[k]);
 	dev->n_treaders = 0;
 }
 
@@ -230,7 +231,7 @@ dev_thread_readers_free(struct dpdat_dev *dev)
 struct dev_hybrid {
 	uint64_t period;	/* DEV_POLL_SAMPLE_US in TSC cycles */
 	uint64_t tsc;		/* the last sample */
-	uint64_t polls;		/* dev->polls then */
+	uint64_t polls;		/* dev->rc.polls then */
 	bool busy;
 };
 
@@ -240,7 +241,7 @@ dev_consumer_polls(const struct dpdat_dev *dev, struct dev_hybrid *hy)
 	uint64_t now = rte_get_tsc_cycles(), polls;
 
 	if (now - hy->tsc >= hy->period) {
-		polls = __atomic_load_n(&dev->polls, __ATOMIC_RELAXED);
+		polls = __atomic_load_n(&dev->rc.polls, __ATOMIC_RELAXED);
 		hy->busy = polls - hy->polls >= DEV_POLL_BUSY;
 		hy->polls = polls;
 		hy->tsc = now;
@@ -257,21 +258,21 @@ dev_engine_thread(void *arg)
 	unsigned int idle = 0;
 	uint32_t held;
 
-	dpdat_mr_reader_online(dev->dom, dev->reader);
+	dpdat_mr_reader_online(dev->rc.dom, dev->reader);
 	while (!__atomic_load_n(&dev->stop, __ATOMIC_ACQUIRE)) {
 		/* hybrid: a consumer polls busily and runs the engine; leave
 		 * it the core (nothing of the thread's can be held: no
 		 * zero-copy READs in this mode). One that polls now and then
 		 * (after each wake-up) is not busy: the thread runs. */
-		if (dev->progress == DPDAT_PROGRESS_HYBRID &&
+		if (dev->rc.progress == DPDAT_PROGRESS_HYBRID &&
 		    dev_consumer_polls(dev, &hy)) {
-			dpdat_mr_reader_offline(dev->dom, dev->reader);
+			dpdat_mr_reader_offline(dev->rc.dom, dev->reader);
 			rte_delay_us_sleep(DEV_NAP_US);
-			dpdat_mr_reader_online(dev->dom, dev->reader);
+			dpdat_mr_reader_online(dev->rc.dom, dev->reader);
 			idle = 0;
 			continue;
 		}
-		rc_lock_engine(dev);
+		rc_lock_engine(&dev->rc);
 		if (dev_iter(dev) == 0)
 			idle++;
 		else
@@ -279,72 +280,72 @@ dev_engine_thread(void *arg)
 		/* a device that frees sent mbufs lazily would hold the last
 		 * zero-copy READ responses (and with them every writer of
 		 * the domain) until the next burst: ask it, when idle */
-		if (idle != 0 && __atomic_load_n(&dev->zc_rd_out,
+		if (idle != 0 && __atomic_load_n(&dev->rc.zc_rd_out,
 						 __ATOMIC_RELAXED) != 0)
-			rte_eth_tx_done_cleanup(dev->port->port_id, dev->port->queue, 0);
-		rc_unlock_engine(dev);
+			rte_eth_tx_done_cleanup(dev->rc.port->port_id, dev->rc.port->queue, 0);
+		rc_unlock_engine(&dev->rc);
 		/* a zero-copy READ response the device still holds reads
 		 * registered memory: no quiescent state (and no going
 		 * offline) before it is released (rc_zc_read_payload) */
-		held = __atomic_load_n(&dev->zc_rd_out, __ATOMIC_ACQUIRE);
+		held = __atomic_load_n(&dev->rc.zc_rd_out, __ATOMIC_ACQUIRE);
 		if (held == 0)
-			dpdat_mr_reader_quiescent(dev->dom, dev->reader);
+			dpdat_mr_reader_quiescent(dev->rc.dom, dev->reader);
 		/* hybrid: an idle thread waits between looks outside the
 		 * engine lock. The scheduler takes a busy thread's core at
 		 * any instant on a shared machine; taken with the lock held,
 		 * the consumer's polls find the engine busy until the thread
 		 * runs again, a scheduler tick later (4 ms), and what they
 		 * post meanwhile waits: the peer times out. */
-		if (idle != 0 && dev->progress == DPDAT_PROGRESS_HYBRID)
+		if (idle != 0 && dev->rc.progress == DPDAT_PROGRESS_HYBRID)
 			rte_delay_us_block(DEV_IDLE_GAP_US);
 		/* on a shared machine give the core away when nothing moves */
 		if (idle > 4096) {
 			if (held == 0)
-				dpdat_mr_reader_offline(dev->dom, dev->reader);
+				dpdat_mr_reader_offline(dev->rc.dom, dev->reader);
 			sched_yield();
 			if (held == 0)
-				dpdat_mr_reader_online(dev->dom, dev->reader);
+				dpdat_mr_reader_online(dev->rc.dom, dev->reader);
 			idle = 2048;
 		}
 	}
-	dpdat_mr_reader_offline(dev->dom, dev->reader);
+	dpdat_mr_reader_offline(dev->rc.dom, dev->reader);
 	return NULL;
 }
 
 /* Run one port call with the engine held between two iterations. */
 #define WITH_ENGINE(dev, call) do {					\
 	int ret_;							\
-	if ((dev) == NULL || (dev)->magic != RC_MAGIC_DEV)		\
+	if ((dev) == NULL || (dev)->rc.magic != RC_MAGIC_DEV)		\
 		return -EBADF;						\
-	rc_lock_engine(dev);						\
+	rc_lock_engine(&dev->rc);						\
 	ret_ = (call);							\
-	rc_unlock_engine(dev);						\
+	rc_unlock_engine(&dev->rc);						\
 	return ret_;							\
 } while (0)
 
 int
 dpdat_dev_set_faults(struct dpdat_dev *dev, const struct dpdat_fault_conf *conf)
 {
-	WITH_ENGINE(dev, dpdat_port_set_faults(dev->port, conf));
+	WITH_ENGINE(dev, dpdat_port_set_faults(dev->rc.port, conf));
 }
 
 int
 dpdat_dev_capture_start(struct dpdat_dev *dev, const char *path)
 {
-	WITH_ENGINE(dev, dpdat_port_capture_start(dev->port, path));
+	WITH_ENGINE(dev, dpdat_port_capture_start(dev->rc.port, path));
 }
 
 int
 dpdat_dev_capture_stop(struct dpdat_dev *dev)
 {
-	WITH_ENGINE(dev, dpdat_port_capture_stop(dev->port));
+	WITH_ENGINE(dev, dpdat_port_capture_stop(dev->rc.port));
 }
 
 int
 dpdat_dev_neighbours(struct dpdat_dev *dev, struct dpdat_neigh *out,
 		     unsigned int max)
 {
-	WITH_ENGINE(dev, dpdat_port_neighbours(dev->port, out, max));
+	WITH_ENGINE(dev, dpdat_port_neighbours(dev->rc.port, out, max));
 }
 
 int
@@ -355,21 +356,21 @@ dpdat_dev_resolve(struct dpdat_dev *dev, uint32_t ipv4,
 	uint64_t end;
 	int ret;
 
-	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
+	if (dev == NULL || dev->rc.magic != RC_MAGIC_DEV)
 		return -EBADF;
 	if (mac == NULL || timeout_ms < 0)
 		return -EINVAL;
 	end = rte_get_tsc_cycles() + hz * (uint64_t)timeout_ms / 1000;
 	for (;;) {
-		rc_lock_engine(dev);
-		ret = port_resolve(dev->port, ipv4, mac);
-		rc_unlock_engine(dev);
+		rc_lock_engine(&dev->rc);
+		ret = port_resolve(dev->rc.port, ipv4, mac);
+		rc_unlock_engine(&dev->rc);
 		if (ret != -EAGAIN)
 			return ret;
 		if ((int64_t)(rte_get_tsc_cycles() - end) >= 0)
 			return -EHOSTUNREACH;
-		if (dev->progress == DPDAT_PROGRESS_INLINE)
-			dev_run(dev);
+		if (dev->rc.progress == DPDAT_PROGRESS_INLINE)
+			dev_run(&dev->rc);
 		else
 			rte_delay_us_sleep(200);
 	}
@@ -378,13 +379,13 @@ dpdat_dev_resolve(struct dpdat_dev *dev, uint32_t ipv4,
 int
 dpdat_dev_progress(struct dpdat_dev *dev)
 {
-	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
+	if (dev == NULL || dev->rc.magic != RC_MAGIC_DEV)
 		return -EBADF;
-	if (dev->progress == DPDAT_PROGRESS_HYBRID)
-		return rc_dev_poll_run(dev);
-	if (dev->progress != DPDAT_PROGRESS_INLINE)
+	if (dev->rc.progress == DPDAT_PROGRESS_HYBRID)
+		return rc_dev_poll_run(&dev->rc);
+	if (dev->rc.progress != DPDAT_PROGRESS_INLINE)
 		return -EBUSY;
-	return dev_run(dev);
+	return dev_run(&dev->rc);
 }
 
 static bool
@@ -417,7 +418,7 @@ dev_engine_start(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 	dev->thread_started = 1;
 	pthread_setname_np(dev->thread, "dpdat-engine");
 	if (conf->pin_cpu)
-		DEV_LOG(INFO, "%s: engine thread on CPU %u", dev->port->name,
+		DEV_LOG(INFO, "%s: engine thread on CPU %u", dev->rc.port->name,
 			conf->cpu);
 	return 0;
 }
@@ -430,21 +431,21 @@ dev_share_hold(struct dpdat_dev *share)
 {
 	int ret = -1;
 
-	pthread_mutex_lock(&share->lock);
-	if (share->magic == RC_MAGIC_DEV && share->share == NULL) {
+	pthread_mutex_lock(&share->rc.lock);
+	if (share->rc.magic == RC_MAGIC_DEV && share->share == NULL) {
 		share->n_sharers++;
 		ret = 0;
 	}
-	pthread_mutex_unlock(&share->lock);
+	pthread_mutex_unlock(&share->rc.lock);
 	return ret;
 }
 
 static void
 dev_share_release(struct dpdat_dev *share)
 {
-	pthread_mutex_lock(&share->lock);
+	pthread_mutex_lock(&share->rc.lock);
 	share->n_sharers--;
-	pthread_mutex_unlock(&share->lock);
+	pthread_mutex_unlock(&share->rc.lock);
 }
 
 struct dpdat_dev *
@@ -456,7 +457,7 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 	if (conf == NULL || conf->progress > DPDAT_PROGRESS_HYBRID ||
 	    conf->max_qps > (1u << 20) ||
 	    (conf->pin_cpu && !dev_cpu_allowed(conf->cpu)) ||
-	    (conf->share != NULL && conf->share->magic != RC_MAGIC_DEV) ||
+	    (conf->share != NULL && conf->share->rc.magic != RC_MAGIC_DEV) ||
 	    ((conf->share != NULL || conf->port.queues > 1) &&
 	     conf->max_qps > (1u << PORT_QPN_QUEUE_SHIFT) - RC_QPN_BASE)) {
 		rte_errno = EINVAL;
@@ -467,65 +468,65 @@ dpdat_dev_open(const struct dpdat_dev_conf *conf)
 		rte_errno = ENOMEM;
 		return NULL;
 	}
-	dev->run = dev_run;
+	dev->rc.run = dev_run;
 	dev->uid = __atomic_add_fetch(&dev_uids, 1, __ATOMIC_RELAXED);
 	if (conf->share != NULL && dev_share_hold(conf->share) != 0) {
 		ret = EINVAL;
 		goto err_free;
 	}
 	dev->share = conf->share;
-	dev->dom = dev->share != NULL ? dev->share->dom :
+	dev->rc.dom = dev->share != NULL ? dev->share->rc.dom :
 		   dpdat_mr_domain_create(&conf->mr);
-	if (dev->dom == NULL) {
+	if (dev->rc.dom == NULL) {
 		ret = rte_errno;
 		goto err_free;
 	}
-	ret = -dpdat_mr_reader_register(dev->dom, &dev->reader);
+	ret = -dpdat_mr_reader_register(dev->rc.dom, &dev->reader);
 	if (ret != 0)
 		goto err_dom;
-	dev->port = dev->share != NULL ? dpdat_port_attach(dev->share->port) :
+	dev->rc.port = dev->share != NULL ? dpdat_port_attach(dev->share->rc.port) :
 		    dpdat_port_create(&conf->port);
-	if (dev->port == NULL) {
+	if (dev->rc.port == NULL) {
 		ret = rte_errno;
 		goto err_reader;
 	}
-	ret = -rc_dev_init(dev, conf);
+	ret = -rc_dev_init(&dev->rc, conf);
 	if (ret != 0)
 		goto err_port;
-	ret = -cm_dev_create(dev);
+	ret = -cm_dev_create(&dev->rc);
 	if (ret != 0)
 		goto err_rc;
-	dev->magic = RC_MAGIC_DEV;
+	dev->rc.magic = RC_MAGIC_DEV;
 	dev_tel_add(dev);
-	if (dev->progress != DPDAT_PROGRESS_INLINE) {
+	if (dev->rc.progress != DPDAT_PROGRESS_INLINE) {
 		ret = dev_engine_start(dev, conf);
 		if (ret != 0)
 			goto err_cm;
 	} else if (conf->pin_cpu) {
 		DEV_LOG(NOTICE, "%s: inline progress: the threads that poll "
 			"run the engine; pin them to CPU %u (taskset -c %u, or "
-			"pthread_setaffinity_np)", dev->port->name, conf->cpu,
+			"pthread_setaffinity_np)", dev->rc.port->name, conf->cpu,
 			conf->cpu);
 	}
 	return dev;
 
 err_cm:
 	dev_tel_del(dev);
-	dev->magic = 0;
-	cm_dev_free(dev);
+	dev->rc.magic = 0;
+	cm_dev_free(&dev->rc);
 err_rc:
-	rc_dev_drain(dev);
-	dpdat_port_free(dev->port);
-	rc_dev_fini(dev);
+	rc_dev_drain(&dev->rc);
+	dpdat_port_free(dev->rc.port);
+	rc_dev_fini(&dev->rc);
 	goto err_reader;
 err_port:
-	dpdat_port_free(dev->port);
+	dpdat_port_free(dev->rc.port);
 err_reader:
 	dev_thread_readers_free(dev);
-	dpdat_mr_reader_unregister(dev->dom, dev->reader);
+	dpdat_mr_reader_unregister(dev->rc.dom, dev->reader);
 err_dom:
 	if (dev->share == NULL)
-		dpdat_mr_domain_free(dev->dom);
+		dpdat_mr_domain_free(dev->rc.dom);
 	else
 		dev_share_release(dev->share);
 err_free:
@@ -537,32 +538,32 @@ err_free:
 int
 dpdat_dev_close(struct dpdat_dev *dev)
 {
-	if (dev == NULL || dev->magic != RC_MAGIC_DEV)
+	if (dev == NULL || dev->rc.magic != RC_MAGIC_DEV)
 		return -EBADF;
-	pthread_mutex_lock(&dev->lock);
+	pthread_mutex_lock(&dev->rc.lock);
 	/* queue 0 goes last: also after queues attached by hand */
-	if (dev->n_qps != 0 || dev->n_cqs != 0 || dev->n_srqs != 0 ||
+	if (dev->rc.n_qps != 0 || dev->rc.n_cqs != 0 || dev->rc.n_srqs != 0 ||
 	    dev->n_sharers != 0 ||
-	    (dev->share == NULL && port_queue_detach(dev->port) != 0)) {
-		pthread_mutex_unlock(&dev->lock);
+	    (dev->share == NULL && port_queue_detach(dev->rc.port) != 0)) {
+		pthread_mutex_unlock(&dev->rc.lock);
 		return -EBUSY;
 	}
-	dev->magic = 0;
-	pthread_mutex_unlock(&dev->lock);
+	dev->rc.magic = 0;
+	pthread_mutex_unlock(&dev->rc.lock);
 	dev_tel_del(dev);
 	if (dev->thread_started) {
 		__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(dev->thread, NULL);
 	}
-	rc_dev_drain(dev);
-	cm_dev_free(dev);
-	dpdat_port_free(dev->port);	/* the device lets go of its mbufs */
-	rc_dev_fini(dev);		/* then the zero-copy buffers go */
+	rc_dev_drain(&dev->rc);
+	cm_dev_free(&dev->rc);
+	dpdat_port_free(dev->rc.port);	/* the device lets go of its mbufs */
+	rc_dev_fini(&dev->rc);		/* then the zero-copy buffers go */
 	dev_thread_readers_free(dev);
-	dpdat_mr_reader_unregister(dev->dom, dev->reader);
+	dpdat_mr_reader_unregister(dev->rc.dom, dev->reader);
 	/* PZs left by the consumer keep the domain; say so rather than leak
 	 * silently */
-	if (dev->share == NULL && dpdat_mr_domain_free(dev->dom) != 0)
+	if (dev->share == NULL && dpdat_mr_domain_free(dev->rc.dom) != 0)
 		DEV_LOG(WARNING, "device closed with protection zones left");
 	if (dev->share != NULL)		/* last: share may close now */
 		dev_share_release(dev->share);
@@ -573,11 +574,11 @@ dpdat_dev_close(struct dpdat_dev *dev)
 struct dpdat_mr_domain *
 dpdat_dev_domain(struct dpdat_dev *dev)
 {
-	return dev != NULL && dev->magic == RC_MAGIC_DEV ? dev->dom : NULL;
+	return dev != NULL && dev->rc.magic == RC_MAGIC_DEV ? dev->rc.dom : NULL;
 }
 
 struct dpdat_port *
 dpdat_dev_port(struct dpdat_dev *dev)
 {
-	return dev != NULL && dev->magic == RC_MAGIC_DEV ? dev->port : NULL;
+	return dev != NULL && dev->rc.magic == RC_MAGIC_DEV ? dev->rc.port : NULL;
 }

@@ -44,10 +44,10 @@ tel_qps_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (dev == NULL)
 			continue;
-		pthread_mutex_lock(&dev->lock);
-		for (uint32_t k = 0; k < dev->n_qps; k++)
-			rte_tel_data_add_array_int(d, (int)dev->active[k]->qpn);
-		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_lock(&dev->rc.lock);
+		for (uint32_t k = 0; k < dev->rc.n_qps; k++)
+			rte_tel_data_add_array_int(d, (int)dev->rc.active[k]->qpn);
+		pthread_mutex_unlock(&dev->rc.lock);
 	}
 	pthread_mutex_unlock(&tel_lock);
 	return 0;
@@ -70,13 +70,13 @@ tel_qp_stats_cb(const char *cmd, const char *params, struct rte_tel_data *d)
 
 		if (dev == NULL)
 			continue;
-		pthread_mutex_lock(&dev->lock);
-		for (uint32_t k = 0; k < dev->n_qps && !found; k++)
-			if (dev->active[k]->qpn == qpn) {
-				st = dev->active[k]->st;
+		pthread_mutex_lock(&dev->rc.lock);
+		for (uint32_t k = 0; k < dev->rc.n_qps && !found; k++)
+			if (dev->rc.active[k]->qpn == qpn) {
+				st = dev->rc.active[k]->st;
 				found = true;
 			}
-		pthread_mutex_unlock(&dev->lock);
+		pthread_mutex_unlock(&dev->rc.lock);
 	}
 	pthread_mutex_unlock(&tel_lock);
 	if (!found)

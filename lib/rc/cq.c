@@ -10,8 +10,9 @@
 #include "rc_priv.h"
 
 struct dpdat_cq *
-dpdat_cq_create(struct dpdat_dev *dev, uint32_t size)
+dpdat_cq_create(struct dpdat_dev *d, uint32_t size)
 {
+	struct rc_dev *dev = rc_dev(d);
 	struct dpdat_cq *cq;
 
 	if (dev == NULL || dev->magic != RC_MAGIC_DEV) {
@@ -99,7 +100,7 @@ dpdat_cq_fd(const struct dpdat_cq *cq)
 int
 dpdat_cq_free(struct dpdat_cq *cq)
 {
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 
 	if (cq == NULL || cq->magic != RC_MAGIC_CQ)
 		return -EBADF;

@@ -29,14 +29,14 @@
 RTE_LOG_REGISTER(dpdat_rc_logtype, dpdat.rc, NOTICE);
 
 void
-rc_lock_engine(struct dpdat_dev *dev)
+rc_lock_engine(struct rc_dev *dev)
 {
 	while (__atomic_exchange_n(&dev->busy, 1, __ATOMIC_ACQUIRE) != 0)
 		rte_pause();
 }
 
 void
-rc_unlock_engine(struct dpdat_dev *dev)
+rc_unlock_engine(struct rc_dev *dev)
 {
 	__atomic_store_n(&dev->busy, 0, __ATOMIC_RELEASE);
 }
@@ -44,19 +44,19 @@ rc_unlock_engine(struct dpdat_dev *dev)
 static int
 rc_run_cb(void *dev)
 {
-	struct dpdat_dev *d = dev;
+	struct rc_dev *d = dev;
 
 	return d->run(d);
 }
 
 evq_progress_fn
-rc_dev_progress_fn(const struct dpdat_dev *dev)
+rc_dev_progress_fn(const struct rc_dev *dev)
 {
 	return dev->progress == DPDAT_PROGRESS_INLINE ? rc_run_cb : NULL;
 }
 
 int
-rc_dev_poll_run(struct dpdat_dev *dev)
+rc_dev_poll_run(struct rc_dev *dev)
 {
 	__atomic_store_n(&dev->polls,
 			 __atomic_load_n(&dev->polls, __ATOMIC_RELAXED) + 1,
@@ -67,7 +67,7 @@ rc_dev_poll_run(struct dpdat_dev *dev)
 /* Send the batch; what the device cannot take now stays for the next
  * iteration (back-pressure instead of loss: producers check rc_tx_room). */
 void
-rc_tx_flush(struct dpdat_dev *dev)
+rc_tx_flush(struct rc_dev *dev)
 {
 	uint16_t sent;
 
@@ -85,7 +85,7 @@ rc_tx_flush(struct dpdat_dev *dev)
  * hold, go back now. Requests only unless all: a NAK telling the peer
  * about the error still goes out. Caller holds the engine. */
 void
-rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip, bool all)
+rc_tx_purge(struct rc_dev *dev, uint32_t dqpn, uint32_t dip, bool all)
 {
 	const struct rte_ipv4_hdr *ip;
 	struct roce_bth b;
@@ -107,7 +107,7 @@ rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip, bool all)
 }
 
 bool
-rc_tx_room(struct dpdat_dev *dev)
+rc_tx_room(struct rc_dev *dev)
 {
 	if (dev->n_tx >= RC_TX_BURST - 1)
 		rc_tx_flush(dev);
@@ -115,7 +115,7 @@ rc_tx_room(struct dpdat_dev *dev)
 }
 
 void
-rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m)
+rc_tx(struct rc_dev *dev, struct rte_mbuf *m)
 {
 	if (dev->n_tx == RC_TX_BURST)
 		rc_tx_flush(dev);
@@ -162,7 +162,7 @@ rc_ecn_ce(struct dpdat_qp *qp, const struct roce_bth *bth)
 }
 
 void
-rc_input(struct dpdat_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
+rc_input(struct rc_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 {
 	const struct roce_bth *bth = rx->bth;
 	const uint32_t qpn = roce_bth_qpn(bth);
@@ -248,7 +248,7 @@ rc_qp_ring(struct dpdat_qp *qp)
 void
 rc_qp_kick(struct dpdat_qp *qp)
 {
-	struct dpdat_dev *dev = qp->dev;
+	struct rc_dev *dev = qp->dev;
 
 	if (qp->on_work)
 		return;
@@ -257,7 +257,7 @@ rc_qp_kick(struct dpdat_qp *qp)
 }
 
 void
-rc_db_drain(struct dpdat_dev *dev)
+rc_db_drain(struct rc_dev *dev)
 {
 	struct dpdat_qp *rung[32];
 	unsigned int i, n;
@@ -279,7 +279,7 @@ rc_db_drain(struct dpdat_dev *dev)
 void
 rc_work_remove(struct dpdat_qp *qp)
 {
-	struct dpdat_dev *dev = qp->dev;
+	struct rc_dev *dev = qp->dev;
 	uint32_t k;
 
 	rc_db_drain(dev);	/* the QP may be rung: no pointer stays */
@@ -308,7 +308,7 @@ rc_qp_idle(const struct dpdat_qp *qp)
  * both sides (or in error with nothing left to complete), or its doorbell
  * is rung (its posts are on their way to the list). */
 static void
-rc_work_check(const struct dpdat_dev *dev, uint64_t now)
+rc_work_check(const struct rc_dev *dev, uint64_t now)
 {
 	const struct dpdat_qp *qp;
 	enum rc_req_state rq;
@@ -344,7 +344,7 @@ rc_work_check(const struct dpdat_dev *dev, uint64_t now)
  * once. (After the requests, a full batch dropped ACKs of other QPs under
  * load.) */
 static void
-rc_acks(struct dpdat_dev *dev, uint64_t now)
+rc_acks(struct rc_dev *dev, uint64_t now)
 {
 	struct dpdat_qp **pp = &dev->ack_list, *qp;
 
@@ -370,7 +370,7 @@ rc_acks(struct dpdat_dev *dev, uint64_t now)
 }
 
 void
-rc_progress(struct dpdat_dev *dev, uint64_t now)
+rc_progress(struct rc_dev *dev, uint64_t now)
 {
 	struct dpdat_qp *qp;
 	uint32_t k;
@@ -424,7 +424,7 @@ rc_ack_hold_tsc(const struct dpdat_dev_conf *conf, uint64_t tsc_hz)
 
 /* DPDAT_DCQCN over the defaults, at the port's line rate; DPDAT_SWIFT. */
 static int
-rc_dcqcn_init(struct dpdat_dev *dev)
+rc_dcqcn_init(struct rc_dev *dev)
 {
 	struct dpdat_port_info pi = { 0 };
 	struct swift_conf s;
@@ -443,7 +443,7 @@ rc_dcqcn_init(struct dpdat_dev *dev)
 }
 
 int
-rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
+rc_dev_init(struct rc_dev *dev, const struct dpdat_dev_conf *conf)
 {
 	static uint32_t seq;
 	char name[RTE_RING_NAMESIZE];
@@ -492,7 +492,7 @@ rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf)
 
 /* Before the port goes: the transmit batch lets go of its mbufs. */
 void
-rc_dev_drain(struct dpdat_dev *dev)
+rc_dev_drain(struct rc_dev *dev)
 {
 	rte_pktmbuf_free_bulk(dev->tx, dev->n_tx);
 	dev->n_tx = 0;
@@ -501,7 +501,7 @@ rc_dev_drain(struct dpdat_dev *dev)
 /* After the port went (its mbufs may have held zero-copy buffers): what
  * rc_dev_init() set up. */
 void
-rc_dev_fini(struct dpdat_dev *dev)
+rc_dev_fini(struct rc_dev *dev)
 {
 	rte_mempool_free(dev->zc_pool);
 	dev->zc_pool = NULL;

@@ -80,8 +80,9 @@ qp_tag_new(void)
 }
 
 struct dpdat_qp *
-dpdat_qp_create(struct dpdat_dev *dev, const struct dpdat_qp_conf *conf)
+dpdat_qp_create(struct dpdat_dev *d, const struct dpdat_qp_conf *conf)
 {
+	struct rc_dev *dev = rc_dev(d);
 	struct dpdat_pz_info pi;
 	struct dpdat_qp *qp;
 	uint32_t k, idx;
@@ -168,7 +169,7 @@ pmtu_ok(uint16_t pmtu)
 int
 dpdat_qp_connect(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 {
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 
 	if (qp == NULL || qp->magic != RC_MAGIC_QP)
 		return -EBADF;
@@ -216,7 +217,7 @@ qp_send_params(struct dpdat_qp *qp, uint8_t retry_cnt, uint8_t rnr_retry,
 void
 rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 {
-	struct dpdat_dev *dev = qp->dev;
+	struct rc_dev *dev = qp->dev;
 
 	qp->conn.dqpn = r->qpn;
 	qp->resp.peer_isn = r->psn & ROCE_PSN_MASK;
@@ -522,7 +523,7 @@ dpdat_qp_set_error(struct dpdat_qp *qp)
 static void
 qp_stop(struct dpdat_qp *qp)
 {
-	struct dpdat_dev *dev = qp->dev;
+	struct rc_dev *dev = qp->dev;
 	uint64_t t0;
 
 	rc_pull_posted(qp);
@@ -565,7 +566,7 @@ qp_stop(struct dpdat_qp *qp)
 int
 dpdat_qp_free(struct dpdat_qp *qp)
 {
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 	uint32_t k;
 
 	if (qp == NULL || qp->magic != RC_MAGIC_QP)
@@ -595,7 +596,7 @@ int
 dpdat_qp_reset(struct dpdat_qp *qp)
 {
 	struct dpdat_qp keep;
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 
 	if (qp == NULL || qp->magic != RC_MAGIC_QP)
 		return -EBADF;

@@ -88,7 +88,7 @@ extern int dpdat_rc_logtype;
 struct rc_zc {
 	struct rte_mbuf_ext_shared_info shinfo;
 	struct dpdat_qp *qp;	/* a WR's; NULL for a READ response */
-	struct dpdat_dev *dev;	/* a READ response's: counts it */
+	struct rc_dev *dev;	/* a READ response's: counts it */
 	struct rte_mempool *pool;
 	bool released;		/* no mbuf holds the payload any more */
 	bool orphan;		/* the WR is gone: back to the pool on release */
@@ -173,7 +173,7 @@ struct rc_rwqe {
 
 struct dpdat_cq {
 	uint32_t magic;
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 	struct evq evq;		/* of struct dpdat_wc */
 	uint32_t users;		/* QPs using this CQ */
 	uint64_t overruns;	/* completions lost: the CQ was full */
@@ -184,7 +184,7 @@ struct dpdat_cq {
  * needs one (rc_srq_take). */
 struct dpdat_srq {
 	uint32_t magic;
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 	struct rte_ring *ring;		/* of struct rc_rwqe, MP/SC */
 	uint32_t max;
 	uint32_t posted;		/* in ring or rq[], not taken (atomic) */
@@ -273,7 +273,7 @@ enum rc_resp_msg {
  * control path. */
 struct dpdat_qp {
 	uint32_t magic;
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 	uint32_t qpn;
 	struct dpdat_pz *pz;
 	uint32_t pz_id;
@@ -431,40 +431,19 @@ struct dpdat_qp {
 };
 
 
-/* The device as the RC layer sees it: its port, its registration domain,
- * its QPs and the engine's transmit batch. lib/dev opens it and runs the
- * engine loop; lib/cm hangs its state on it. The RC layer calls up only
- * through the hooks at the end, which those layers set. */
+/* The device as the RC layer and the CM see it: its port, its registration
+ * domain, its QPs and the engine's transmit batch. lib/dev's struct
+ * dpdat_dev (lib/dev/dev_priv.h) begins with it and adds what only lib/dev
+ * uses: the engine thread, registration readers, shared ports. The RC layer
+ * calls up only through the hooks at the end, which those layers set. */
 struct cm_dev;
 
-/* Polling threads of one domain with a registration reader of their own
- * (inline progress); more poll through each device's shared reader. */
-#define DEV_THREAD_READERS 16
-
-struct dpdat_dev {
+struct rc_dev {
 	uint32_t magic;
 	struct dpdat_port *port;
 	struct dpdat_mr_domain *dom;
-	unsigned int reader;	/* the engine thread's, or inline pollers'
-				 * when they have none of their own */
-	/* Inline progress, the device that owns dom: readers of dom that
-	 * polling threads registered for themselves, one a thread for every
-	 * device of the domain (lib/dev, dev_thread_reader), unregistered at
-	 * close; uid (never 0, never reused) names the domain in their
-	 * caches. */
-	uint64_t uid;
-	unsigned int treader[DEV_THREAD_READERS];
-	uint32_t n_treaders;	/* under lock */
-	/* another engine of the same port (dpdat_dev_conf.share): its port
-	 * is a queue of share's device, its domain share's */
-	struct dpdat_dev *share;
-	uint32_t n_sharers;	/* devices sharing this one; under lock */
 	enum dpdat_progress progress;
-	uint32_t busy;		/* progress flag: who runs the engine */
-	pthread_t thread;
-	int thread_started;
-	int stop;
-	uint64_t epoch;		/* engine iterations */
+	uint32_t busy;		/* the engine flag: who runs the engine */
 	pthread_mutex_t lock;	/* control path: create/free */
 	uint32_t max_qps;
 	/* QP numbers start here: RC_QPN_BASE, above the port's queue (a
@@ -489,7 +468,6 @@ struct dpdat_dev {
 	struct swift_dev swift;		/* DPDAT_SWIFT, in its units */
 	struct rte_mbuf *tx[RC_TX_BURST];
 	uint16_t n_tx;
-	uint64_t last_timer;
 	struct rte_mempool *zc_pool;	/* NULL: zero-copy transmit off */
 	/* READ response mbufs holding registered memory (zero-copy) that the
 	 * device has not released: the engine thread stays short of a
@@ -501,17 +479,28 @@ struct dpdat_dev {
 	struct cm_dev *cm;		/* connection manager (lib/cm) */
 
 	/* hooks of the layers above */
-	int (*run)(struct dpdat_dev *dev);	/* one engine iteration, if
-						 * nobody else runs it */
+	/* lib/dev: one engine iteration, if nobody else runs it */
+	int (*run)(struct rc_dev *rd);
 	/* hybrid progress: consumer polls that ran the engine, counted
 	 * without a lock (a lost count is harmless: it only tells the
 	 * engine thread that someone polls busily). Not cache aligned: the
 	 * device is calloc()ed, and while pollers write it the engine
 	 * thread naps */
 	uint64_t polls;
-	void (*qp_gone)(void *ctx, struct dpdat_qp *qp);	/* engine held */
+	/* lib/cm: a freed QP is forgotten by the connections naming it;
+	 * called with the engine held */
+	void (*qp_gone)(void *ctx, struct dpdat_qp *qp);
 	void *qp_gone_ctx;
 };
+
+/* The RC part of an application's device handle: lib/dev puts it first in
+ * struct dpdat_dev (and checks that it does). NULL stays NULL. */
+static inline struct rc_dev *
+rc_dev(struct dpdat_dev *dev)
+{
+	return (struct rc_dev *)(void *)dev;
+}
+
 
 /* kv.c: "key=value,..." over a table of uint32_t fields of *base, each
  * in min..max; the bare word, if any, sets *word_seen. 0, or -EINVAL
@@ -527,37 +516,37 @@ int rc_kv_parse(const char *var, const char *s, const struct rc_kv_key *keys,
 /* engine.c: the RC layer's part of the engine loop */
 /* The RC state of a device whose port is open: 0 or -errno. Closing:
  * rc_dev_drain() before the port goes, rc_dev_fini() after. */
-int rc_dev_init(struct dpdat_dev *dev, const struct dpdat_dev_conf *conf);
-void rc_dev_drain(struct dpdat_dev *dev);
-void rc_dev_fini(struct dpdat_dev *dev);
+int rc_dev_init(struct rc_dev *dev, const struct dpdat_dev_conf *conf);
+void rc_dev_drain(struct rc_dev *dev);
+void rc_dev_fini(struct rc_dev *dev);
 /* A received frame that roce_rx_parse() accepted, for a QP (not QP1): to
  * its responder or completer. The caller frees m. */
-void rc_input(struct dpdat_dev *dev, struct rte_mbuf *m,
+void rc_input(struct rc_dev *dev, struct rte_mbuf *m,
 	      const struct roce_rx *rx);
 /* Once per engine iteration, after the received burst: coalesced ACKs,
  * then every QP pulls what was posted, runs its timers and sends. */
-void rc_progress(struct dpdat_dev *dev, uint64_t now);
+void rc_progress(struct rc_dev *dev, uint64_t now);
 uint64_t rc_ack_hold_tsc(const struct dpdat_dev_conf *conf, uint64_t tsc_hz);
 /* What event queues of this device run to make progress: NULL when the
  * engine has its own thread. */
-evq_progress_fn rc_dev_progress_fn(const struct dpdat_dev *dev);
+evq_progress_fn rc_dev_progress_fn(const struct rc_dev *dev);
 /* Hybrid progress: a consumer's poll runs the engine (if nobody does) and
  * says so to the engine thread, which sleeps meanwhile. */
-int rc_dev_poll_run(struct dpdat_dev *dev);
-void rc_tx(struct dpdat_dev *dev, struct rte_mbuf *m);
+int rc_dev_poll_run(struct rc_dev *dev);
+void rc_tx(struct rc_dev *dev, struct rte_mbuf *m);
 /* Any thread, after posting to a QP: the engine visits it. */
 void rc_qp_ring(struct dpdat_qp *qp);
 /* Engine (or its holder): the QP has work; rung doorbells to the work
  * list; a QP going away leaves it. */
 void rc_qp_kick(struct dpdat_qp *qp);
-void rc_db_drain(struct dpdat_dev *dev);
+void rc_db_drain(struct rc_dev *dev);
 void rc_work_remove(struct dpdat_qp *qp);
-void rc_tx_flush(struct dpdat_dev *dev);
-bool rc_tx_room(struct dpdat_dev *dev);
-void rc_tx_purge(struct dpdat_dev *dev, uint32_t dqpn, uint32_t dip,
+void rc_tx_flush(struct rc_dev *dev);
+bool rc_tx_room(struct rc_dev *dev);
+void rc_tx_purge(struct rc_dev *dev, uint32_t dqpn, uint32_t dip,
 		 bool all);
-void rc_lock_engine(struct dpdat_dev *dev);
-void rc_unlock_engine(struct dpdat_dev *dev);
+void rc_lock_engine(struct rc_dev *dev);
+void rc_unlock_engine(struct rc_dev *dev);
 
 /* cq.c */
 void rc_cq_push(struct dpdat_cq *cq, const struct dpdat_wc *wc);
@@ -623,7 +612,7 @@ bool rc_zc_done(struct rc_swqe *w);
 void rc_zc_abandon(struct rc_swqe *w);
 struct rte_mbuf *rc_zc_payload(struct dpdat_qp *qp, struct rc_swqe *w,
 			       uint32_t off, uint32_t n, unsigned int pad);
-int rc_zc_pool_create(struct dpdat_dev *dev);
+int rc_zc_pool_create(struct rc_dev *dev);
 struct rte_mbuf *rc_zc_read_payload(struct dpdat_qp *qp,
 				    const struct dpdat_mr_xlat *x, uint32_t n,
 				    unsigned int pad);

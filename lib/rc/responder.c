@@ -1001,7 +1001,7 @@ held_check(const struct dpdat_qp *qp, const char *where)
 void
 rc_resp_check(const struct dpdat_qp *qp, const char *where)
 {
-	const struct dpdat_dev *dev = qp->dev;
+	const struct rc_dev *dev = qp->dev;
 	const struct rc_read_res *r, *prev = NULL;
 	const struct dpdat_qp *q;
 	uint32_t i;

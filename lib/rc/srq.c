@@ -35,8 +35,9 @@ srq_release(struct dpdat_srq *srq)
 }
 
 struct dpdat_srq *
-dpdat_srq_create(struct dpdat_dev *dev, const struct dpdat_srq_conf *conf)
+dpdat_srq_create(struct dpdat_dev *d, const struct dpdat_srq_conf *conf)
 {
+	struct rc_dev *dev = rc_dev(d);
 	static uint32_t seq;
 	char name[RTE_RING_NAMESIZE];
 	struct dpdat_srq *srq;
@@ -134,7 +135,7 @@ dpdat_srq_query(const struct dpdat_srq *srq, struct dpdat_srq_info *info)
 int
 dpdat_srq_free(struct dpdat_srq *srq)
 {
-	struct dpdat_dev *dev;
+	struct rc_dev *dev;
 
 	if (srq == NULL || srq->magic != RC_MAGIC_SRQ)
 		return -EBADF;

@@ -27,7 +27,7 @@
 #include "rc_priv.h"
 
 int
-rc_zc_pool_create(struct dpdat_dev *dev)
+rc_zc_pool_create(struct rc_dev *dev)
 {
 	static uint32_t seq;
 	char name[RTE_MEMPOOL_NAMESIZE];
@@ -238,7 +238,7 @@ static void
 zc_read_free_cb(void *addr, void *opaque)
 {
 	struct rc_zc *zc = opaque;
-	struct dpdat_dev *dev = zc->dev;
+	struct rc_dev *dev = zc->dev;
 
 	(void)addr;
 	rte_mempool_put(zc->pool, zc);
@@ -265,7 +265,7 @@ struct rte_mbuf *
 rc_zc_read_payload(struct dpdat_qp *qp, const struct dpdat_mr_xlat *x,
 		   uint32_t n, unsigned int pad)
 {
-	struct dpdat_dev *dev = qp->dev;
+	struct rc_dev *dev = qp->dev;
 	struct rte_mbuf *m;
 	struct rc_zc *zc;
 	rte_iova_t iova;

@@ -255,10 +255,10 @@ setup(void)
 	if (dev == NULL)
 		abort();
 	port = dpdat_dev_port(dev);
-	rc_lock_engine(dev);
+	rc_lock_engine(rc_dev(dev));
 	port->dev_tx = peer_tx;
 	port_path_update(port);
-	rc_unlock_engine(dev);
+	rc_unlock_engine(rc_dev(dev));
 	pz = dpdat_pz_create(dpdat_dev_domain(dev));
 	cq = dpdat_cq_create(dev, 1 << 14);
 	eq = dpdat_cm_eq_create(dev, 1024);

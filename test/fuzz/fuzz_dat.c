@@ -1021,7 +1021,7 @@ run_cm_ahead(void)
 	DAT_EVENT ev;
 
 	for (int i = 1; i <= 16; i++) {
-		cm_progress(dia->dev, t + (uint64_t)i * 10 * hz);
+		cm_progress(rc_dev(dia->dev), t + (uint64_t)i * 10 * hz);
 		dpdat_dev_progress(dia->dev);
 	}
 	for (unsigned int i = 0; i < ndeferred; i++) {

@@ -105,10 +105,10 @@ fuzz_peer_mad(struct fuzz_peer *p, const uint8_t *mad)
 void
 fuzz_peer_deliver(struct fuzz_peer *p, struct rte_mbuf *m)
 {
-	rc_lock_engine(p->dev);
+	rc_lock_engine(rc_dev(p->dev));
 	if (port_rx_one(p->port, m))
 		dev_dispatch(p->dev, m);
-	rc_unlock_engine(p->dev);
+	rc_unlock_engine(rc_dev(p->dev));
 }
 
 void
@@ -119,5 +119,5 @@ fuzz_dev_inline(struct dpdat_dev *dev)
 	__atomic_store_n(&dev->stop, 1, __ATOMIC_RELEASE);
 	pthread_join(dev->thread, NULL);
 	dev->thread_started = 0;
-	dev->progress = DPDAT_PROGRESS_INLINE;
+	dev->rc.progress = DPDAT_PROGRESS_INLINE;
 }

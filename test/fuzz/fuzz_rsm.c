@@ -271,10 +271,10 @@ setup(void)
 	pthread_join(c->svc, NULL);
 	fuzz_dev_inline(c->dev);
 	port = dpdat_dev_port(c->dev);
-	rc_lock_engine(c->dev);
+	rc_lock_engine(rc_dev(c->dev));
 	port->dev_tx = peer_tx;
 	port_path_update(port);
-	rc_unlock_engine(c->dev);
+	rc_unlock_engine(rc_dev(c->dev));
 	for (int i = 0; i < N_PEERS; i++) {
 		peers[i].dev = c->dev;
 		peers[i].port = port;
@@ -383,7 +383,7 @@ exporter(const uint8_t *data, size_t size)
 			publish(i);
 	/* the rejected requests' connections held for their repeats: let
 	 * the hold run out now (no input relies on an earlier one's) */
-	cm_progress(c->dev, rte_get_tsc_cycles() + 60 * rte_get_tsc_hz());
+	cm_progress(rc_dev(c->dev), rte_get_tsc_cycles() + 60 * rte_get_tsc_hz());
 	service();
 }
 

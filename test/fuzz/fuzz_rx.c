@@ -99,7 +99,7 @@ reset_qp(struct dpdat_qp *qp, uint32_t epsn)
 				    .remote_addr = 0x1000, .rkey = 0x101 };
 	struct dpdat_wc wc[64];
 
-	rc_lock_engine(dev);
+	rc_lock_engine(rc_dev(dev));
 	rc_qp_flush(qp);
 	/* a flushed QP never comes back in the API: bring it back whole, as
 	 * a fresh connection (the invariants, rc_req_check() and
@@ -120,7 +120,7 @@ reset_qp(struct dpdat_qp *qp, uint32_t epsn)
 	qp->resp.nak_sent = false;
 	qp->resp.ack_due = false;
 	qp->resp.nres = 0;
-	rc_unlock_engine(dev);
+	rc_unlock_engine(rc_dev(dev));
 	while (dpdat_cq_poll(cq, wc, 64) > 0)
 		;
 	dpdat_post_recv(qp, &rwr);
@@ -186,10 +186,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if ((iter++ & 3) == 0)
 		fix_icrc(f, size);
-	rc_lock_engine(dev);
+	rc_lock_engine(rc_dev(dev));
 	if (port_rx_one(port, m))
 		dev_dispatch(dev, m);
-	rc_unlock_engine(dev);
+	rc_unlock_engine(rc_dev(dev));
 	dpdat_dev_progress(dev);
 	return 0;
 }

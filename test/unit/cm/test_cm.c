@@ -388,9 +388,9 @@ inject_b(struct rte_mbuf *m)
 	struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
 
 	CU_ASSERT_FATAL(c != NULL);
-	rc_lock_engine(B.dev);
+	rc_lock_engine(rc_dev(B.dev));
 	dev_dispatch(B.dev, c);		/* takes c */
-	rc_unlock_engine(B.dev);
+	rc_unlock_engine(rc_dev(B.dev));
 }
 
 /* A REQ that comes twice (the requester's retry crossed our answer) is
@@ -486,9 +486,9 @@ forge_b(const struct rte_mbuf *req, uint16_t attr, uint64_t tid,
 	c = roce_icrc(f + sizeof(struct rte_ether_hdr),
 		      rte_pktmbuf_pkt_len(m) - sizeof(struct rte_ether_hdr) - 4);
 	memcpy(f + rte_pktmbuf_pkt_len(m) - 4, &c, 4);	/* little endian */
-	rc_lock_engine(B.dev);
+	rc_lock_engine(rc_dev(B.dev));
 	dev_dispatch(B.dev, m);		/* takes m */
-	rc_unlock_engine(B.dev);
+	rc_unlock_engine(rc_dev(B.dev));
 }
 
 /* A third host that sends in the peer's name (its address, forged) and
@@ -628,7 +628,7 @@ write_pingpong(int rounds)
 			b_done++;
 		}
 	}
-	A.dev->ack_hold_tsc = B.dev->ack_hold_tsc = 0;
+	rc_dev(A.dev)->ack_hold_tsc = rc_dev(B.dev)->ack_hold_tsc = 0;
 	while (b_done < rounds && wait_wc(&B, &wc, 1000) == 0) {
 		CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
 		b_done++;
@@ -642,7 +642,7 @@ static void
 test_offer_agree(void)
 {
 	struct dpdat_qp_stats sa, sb;
-	const uint64_t hold = A.dev->ack_hold_tsc;
+	const uint64_t hold = rc_dev(A.dev)->ack_hold_tsc;
 
 	connect_pair(1024, 14);
 	CU_ASSERT(!rides(A.qp) && !rides(B.qp));
@@ -650,9 +650,9 @@ test_offer_agree(void)
 	CU_ASSERT_EQUAL(dpdat_cm_offer(A.qp), 0);	/* one offer */
 	CU_ASSERT_EQUAL(dpdat_cm_offer(B.qp), 0);
 	CU_ASSERT_FATAL(agreed(1000));
-	A.dev->ack_hold_tsc = B.dev->ack_hold_tsc = rte_get_tsc_hz() / 10;
+	rc_dev(A.dev)->ack_hold_tsc = rc_dev(B.dev)->ack_hold_tsc = rte_get_tsc_hz() / 10;
 	write_pingpong(4);	/* ends with no hold */
-	A.dev->ack_hold_tsc = B.dev->ack_hold_tsc = hold;
+	rc_dev(A.dev)->ack_hold_tsc = rc_dev(B.dev)->ack_hold_tsc = hold;
 	dpdat_qp_stats(A.qp, &sa);
 	dpdat_qp_stats(B.qp, &sb);
 	CU_ASSERT(sa.acks_ridden + sb.acks_ridden >= 3);
@@ -764,9 +764,9 @@ test_errors_offer(void)
 	CU_ASSERT_EQUAL(dpdat_cm_offer(qp), -EINVAL);	/* not connected */
 	CU_ASSERT_EQUAL(dpdat_qp_free(qp), 0);
 	connect_pair(1024, 14);
-	A.dev->go_back_n = true;
+	rc_dev(A.dev)->go_back_n = true;
 	CU_ASSERT_EQUAL(dpdat_cm_offer(A.qp), -ENOTSUP);
-	A.dev->go_back_n = false;
+	rc_dev(A.dev)->go_back_n = false;
 	disconnect_pair();
 }
 

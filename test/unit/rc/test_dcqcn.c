@@ -273,7 +273,7 @@ test_engine_cnp_paces(void)
 	struct dpdat_qp_stats st;
 	struct dpdat_wc wc;
 	struct rte_mbuf *m;
-	const struct dcqcn_dev keep = A.dev->dcqcn;
+	const struct dcqcn_dev keep = rc_dev(A.dev)->dcqcn;
 	struct dcqcn_conf c;
 	unsigned int sent = 0, allowed;
 	uint64_t t0, t1;
@@ -283,15 +283,15 @@ test_engine_cnp_paces(void)
 	c.first_mbps = 100;
 	c.byte_reset = 1u << 30;
 	c.time_reset_us = 1000000;
-	dcqcn_dev_init(&A.dev->dcqcn, &c, rte_get_tsc_hz(), 10000);
+	dcqcn_dev_init(&rc_dev(A.dev)->dcqcn, &c, rte_get_tsc_hz(), 10000);
 	/* B sends A a CNP for A's QP */
 	m = rc_pkt_alloc(B.qp, ROCE_OP_CNP, 0, false, ROCE_CNP_LEN);
 	CU_ASSERT_FATAL(m != NULL);
 	memset(rte_pktmbuf_mtod(m, struct roce_bth *) + 1, 0, ROCE_CNP_LEN);
-	rc_lock_engine(B.dev);
+	rc_lock_engine(rc_dev(B.dev));
 	CU_ASSERT(rc_pkt_send(B.qp, m) == 0);
-	rc_tx_flush(B.dev);
-	rc_unlock_engine(B.dev);
+	rc_tx_flush(rc_dev(B.dev));
+	rc_unlock_engine(rc_dev(B.dev));
 	dpdat_dev_progress(A.dev);
 	dpdat_qp_stats(A.qp, &st);
 	CU_ASSERT_EQUAL(st.cnp_rcvd, 1);
@@ -314,7 +314,7 @@ test_engine_cnp_paces(void)
 	CU_ASSERT(sent <= allowed);
 	/* done: no pacing, the rest may go (dropped above: let them
 	 * retransmit) */
-	A.dev->dcqcn = keep;
+	rc_dev(A.dev)->dcqcn = keep;
 	memset(&A.qp->req.cc, 0, sizeof(A.qp->req.cc));
 	for (int k = 0; k < 64; k++)
 		CU_ASSERT_FATAL(wait_wc(&A, &wc, 200000) == 0);
@@ -403,7 +403,7 @@ test_swift_parse(void)
 static void
 test_swift_engine(void)
 {
-	const struct swift_dev keep = A.dev->swift;
+	const struct swift_dev keep = rc_dev(A.dev)->swift;
 	struct swift_conf c;
 	struct dpdat_qp_stats st;
 	struct dpdat_wc wc;
@@ -413,7 +413,7 @@ test_swift_engine(void)
 	swift_conf_default(&c);
 	c.on = true;
 	c.max_wnd = 8;
-	swift_dev_init(&A.dev->swift, &c, rte_get_tsc_hz());
+	swift_dev_init(&rc_dev(A.dev)->swift, &c, rte_get_tsc_hz());
 	/* a quick round trip: the base */
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 8,
 			     (uintptr_t)B.buf, B.key) == 0);
@@ -441,7 +441,7 @@ test_swift_engine(void)
 	CU_ASSERT_EQUAL(rte_ring_count(a2b), w);
 	for (unsigned int k = 0; k < 2 * w && k < 1000; k++)
 		CU_ASSERT_FATAL(wait_wc(&A, &wc, 100000) == 0);
-	A.dev->swift = keep;
+	rc_dev(A.dev)->swift = keep;
 	drain_cqs();
 	disconnect_pair();
 }

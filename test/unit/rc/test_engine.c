@@ -450,10 +450,10 @@ test_corrupt_dropped(void)
 static void
 b_sends_ack(uint8_t syndrome, uint32_t psn)
 {
-	rc_lock_engine(B.dev);
+	rc_lock_engine(rc_dev(B.dev));
 	rc_send_ack(B.qp, syndrome, psn);
-	rc_tx_flush(B.dev);
-	rc_unlock_engine(B.dev);
+	rc_tx_flush(rc_dev(B.dev));
+	rc_unlock_engine(rc_dev(B.dev));
 }
 
 /* An ACK for PSNs never sent completes nothing (a ghost ACK). */
@@ -1522,9 +1522,9 @@ test_rtu_before_dreq(void)
 	/* the second REP arrives; the application reacts before the engine
 	 * runs again (an engine thread does not wait for it: polling here
 	 * would run the engine first) */
-	rc_lock_engine(A.dev);
+	rc_lock_engine(rc_dev(A.dev));
 	dev_dispatch(A.dev, rep2);
-	rc_unlock_engine(A.dev);
+	rc_unlock_engine(rc_dev(A.dev));
 	CU_ASSERT(dpdat_cm_disconnect(ca[0], NULL, 0) == 0);
 	dpdat_dev_progress(A.dev);
 	n = rte_ring_dequeue_burst(a2b, (void **)pkts, 16, NULL);
@@ -1573,14 +1573,14 @@ test_busy_poll_keeps_reader(void)
 	struct dpdat_mr_domain *dom = dpdat_dev_domain(A.dev);
 	uint64_t t;
 
-	rc_lock_engine(A.dev);		/* another thread's iteration */
+	rc_lock_engine(rc_dev(A.dev));		/* another thread's iteration */
 	dpdat_mr_reader_online(dom, A.dev->reader);
 	t = rte_rcu_qsbr_start(dom->qsbr);	/* a writer begins */
 	CU_ASSERT_EQUAL(dpdat_dev_progress(A.dev), 0);
 	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, t, false), 0);
 	dpdat_mr_reader_offline(dom, A.dev->reader);
 	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, t, false), 1);
-	rc_unlock_engine(A.dev);
+	rc_unlock_engine(rc_dev(A.dev));
 }
 
 /* A frame whose length changed: IPv4 and UDP lengths, checksum, ICRC. */
@@ -1618,7 +1618,7 @@ only_bth(struct rte_ring *r, struct rte_mbuf **m)
 static void
 ack_hold(uint64_t ns)
 {
-	A.dev->ack_hold_tsc = B.dev->ack_hold_tsc =
+	rc_dev(A.dev)->ack_hold_tsc = rc_dev(B.dev)->ack_hold_tsc =
 		rte_get_tsc_hz() * ns / 1000000000;
 }
 
@@ -1640,7 +1640,7 @@ test_ack_ride(void)
 	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
 	dpdat_qp_query(A.qp, &qi);
 	CU_ASSERT(qi.ext & DPDAT_QP_EXT_ACK_RIDE);
-	CU_ASSERT_EQUAL(A.dev->ack_hold_tsc, 0);	/* inline: none */
+	CU_ASSERT_EQUAL(rc_dev(A.dev)->ack_hold_tsc, 0);	/* inline: none */
 	ack_hold(100000000);	/* 100 ms: no pass of the test takes it */
 	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
 			     (uintptr_t)B.buf + 8192, B.key) == 0);
@@ -1948,7 +1948,7 @@ test_thread_readers(void)
 	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 1);
 	/* a poll that finds the engine taken: its own reader offline again,
 	 * the holder's reading still holds writers */
-	rc_lock_engine(A.dev);
+	rc_lock_engine(rc_dev(A.dev));
 	dpdat_mr_reader_online(dom, A.dev->reader);
 	CU_ASSERT_EQUAL(pthread_create(&t, NULL, poll_once, A.dev), 0);
 	pthread_join(t, NULL);
@@ -1957,7 +1957,7 @@ test_thread_readers(void)
 	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 0);
 	dpdat_mr_reader_offline(dom, A.dev->reader);
 	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 1);
-	rc_unlock_engine(A.dev);
+	rc_unlock_engine(rc_dev(A.dev));
 	/* threads beyond the device's own readers share its reader */
 	for (k = A.dev->n_treaders; k < DEV_THREAD_READERS + 2; k++) {
 		CU_ASSERT_EQUAL(pthread_create(&t, NULL, poll_once, A.dev), 0);
@@ -1970,14 +1970,14 @@ test_thread_readers(void)
 	 * while it runs; a poller without a reader of its own leaves the
 	 * engine to the thread and that reader online (it put it offline
 	 * under the thread, which then read the table unprotected) */
-	A.dev->progress = DPDAT_PROGRESS_HYBRID;
+	rc_dev(A.dev)->progress = DPDAT_PROGRESS_HYBRID;
 	dpdat_mr_reader_online(dom, A.dev->reader);
 	CU_ASSERT_EQUAL(pthread_create(&t, NULL, poll_once, A.dev), 0);
 	pthread_join(t, NULL);
 	tok = rte_rcu_qsbr_start(dom->qsbr);
 	CU_ASSERT_EQUAL(rte_rcu_qsbr_check(dom->qsbr, tok, false), 0);
 	dpdat_mr_reader_offline(dom, A.dev->reader);
-	A.dev->progress = DPDAT_PROGRESS_INLINE;
+	rc_dev(A.dev)->progress = DPDAT_PROGRESS_INLINE;
 }
 
 /* Move what ring r holds into pkts[*n], at most max in all. */

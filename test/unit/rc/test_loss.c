@@ -638,18 +638,18 @@ test_sr_hold_bound(void)
 {
 	struct script s = { .drop_resp_k = ~0u };
 	struct dpdat_qp_stats sa, sb;
-	const uint32_t max = B.dev->max_held;
+	const uint32_t max = rc_dev(B.dev)->max_held;
 
-	B.dev->max_held = 2;
+	rc_dev(B.dev)->max_held = 2;
 	write_one_lost(DPDAT_QP_EXT_SACK, 8192, 1, &s, &sa);
 	dpdat_qp_stats(B.qp, &sb);
 	/* packets 2 and 3, then what the probe brought; never more than
 	 * two at once: 4 to 7 came again */
 	CU_ASSERT(sb.held >= 2);
 	CU_ASSERT(sa.tx_resent >= 5);
-	CU_ASSERT_EQUAL(B.dev->n_held, 0);	/* all given back */
+	CU_ASSERT_EQUAL(rc_dev(B.dev)->n_held, 0);	/* all given back */
 	CU_ASSERT_EQUAL(sa.timeouts, 0);
-	B.dev->max_held = max;
+	rc_dev(B.dev)->max_held = max;
 	disconnect_pair();
 }
 
@@ -660,16 +660,16 @@ test_sr_no_room(void)
 {
 	struct script s = { .drop_resp_k = ~0u };
 	struct dpdat_qp_stats sa, sb;
-	const uint32_t max = B.dev->max_held;
+	const uint32_t max = rc_dev(B.dev)->max_held;
 
-	B.dev->max_held = 0;
+	rc_dev(B.dev)->max_held = 0;
 	write_one_lost(DPDAT_QP_EXT_SACK, 8192, 1, &s, &sa);
 	dpdat_qp_stats(B.qp, &sb);
 	CU_ASSERT_EQUAL(sb.held, 0);
 	CU_ASSERT(s.sacks >= 1);
 	CU_ASSERT_EQUAL(sa.tx_resent, 7);	/* packets 1..7 */
 	CU_ASSERT_EQUAL(sa.timeouts, 0);
-	B.dev->max_held = max;
+	rc_dev(B.dev)->max_held = max;
 	disconnect_pair();
 }
 
@@ -727,8 +727,8 @@ test_cm_negotiation(void)
 	CU_ASSERT_FATAL(l != NULL);
 	for (int gbn = 0; gbn <= 2; gbn++) {
 		/* 0: both offer; 1: the passive side refuses; 2: the active */
-		B.dev->go_back_n = gbn == 1;
-		A.dev->go_back_n = gbn == 2;
+		rc_dev(B.dev)->go_back_n = gbn == 1;
+		rc_dev(A.dev)->go_back_n = gbn == 2;
 		qc.pz = A.pz;
 		qc.send_cq = qc.recv_cq = A.cq;
 		qa = dpdat_qp_create(A.dev, &qc);
@@ -766,7 +766,7 @@ test_cm_negotiation(void)
 		CU_ASSERT(dpdat_qp_free(qa) == 0);
 		CU_ASSERT(dpdat_qp_free(qb) == 0);
 	}
-	A.dev->go_back_n = B.dev->go_back_n = false;
+	rc_dev(A.dev)->go_back_n = rc_dev(B.dev)->go_back_n = false;
 	CU_ASSERT(dpdat_cm_listen_free(l) == 0);
 	run(10);
 	drain_cqs();
