@@ -82,7 +82,7 @@ one() {
 	log=$logs/$kind-$t-$port
 	case $kind in
 	perftest)
-		DPDAT_VERBS_PROGRESS=$prog_s "$run" \
+		DPDAT_VERBS_PROGRESS=$prog_s timeout 150 "$run" \
 			--dev "net_memif0,role=server,socket=$sock" --ip 198.18.0.1 \
 			"ib_$t" -d dpdat0 -x 0 -s "$s" "${iters[@]}" -p "$port" \
 			>"$log.s" 2>&1 &
@@ -103,10 +103,10 @@ one() {
 		local tr=dpdat dev=()
 		[ "$kind" = native ] || tr=verbs
 		if [ "$kind" = native ]; then
-			"$perf" "$t" -s "$s" "${iters[@]}" -p "$port" \
+			timeout 150 "$perf" "$t" -s "$s" "${iters[@]}" -p "$port" \
 				>"$log.s" 2>&1 &
 		else
-			DPDAT_VERBS_PROGRESS=$prog_s "$run" \
+			DPDAT_VERBS_PROGRESS=$prog_s timeout 150 "$run" \
 				--dev "net_memif0,role=server,socket=$sock" \
 				--ip 198.18.0.1 "$perf" "$t" --transport verbs \
 				-s "$s" "${iters[@]}" -p "$port" >"$log.s" 2>&1 &
@@ -134,6 +134,9 @@ import json,sys
 r=json.load(open(sys.argv[1]))['results'][0]
 print(r.get('t_typical_us', r.get('bw_avg_mib')))" "$log.json" 2>/dev/null || true) ;;
 	esac
+	# a client that failed leaves a server that may wait for ever (a QP
+	# in error while it spins on memory): end it now
+	[ "$st" = 0 ] || kill "$spid" 2>/dev/null || true
 	wait "$spid" 2>/dev/null || true
 	bench_forget "$spid"
 	[ "$st" = 0 ] && [ -n "$fig" ] && echo "$fig" || echo nan
