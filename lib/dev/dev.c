@@ -302,7 +302,8 @@ dev_engine_thread(void *arg)
 		 * the domain) until the next burst: ask it, when idle */
 		if (idle != 0 && __atomic_load_n(&dev->rc.zc_rd_out,
 						 __ATOMIC_RELAXED) != 0)
-			rte_eth_tx_done_cleanup(dev->rc.port->port_id, dev->rc.port->queue, 0);
+			rte_eth_tx_done_cleanup(dev->rc.port->port_id,
+						dev->rc.port->queue, 0);
 		rc_unlock_engine(&dev->rc);
 		/* a zero-copy READ response the device still holds reads
 		 * registered memory: no quiescent state (and no going
@@ -337,9 +338,9 @@ dev_engine_thread(void *arg)
 	int ret_;							\
 	if ((dev) == NULL || (dev)->rc.magic != RC_MAGIC_DEV)		\
 		return -EBADF;						\
-	rc_lock_engine(&dev->rc);						\
+	rc_lock_engine(&(dev)->rc);					\
 	ret_ = (call);							\
-	rc_unlock_engine(&dev->rc);						\
+	rc_unlock_engine(&(dev)->rc);					\
 	return ret_;							\
 } while (0)
 
