@@ -82,7 +82,7 @@ one() {
 	log=$logs/$kind-$t-$port
 	case $kind in
 	perftest)
-		DPDAT_VERBS_PROGRESS=$prog_s timeout 150 "$run" \
+		DPDAT_VERBS_PROGRESS=$prog_s timeout -k 5 150 "$run" \
 			--dev "net_memif0,role=server,socket=$sock" --ip 198.18.0.1 \
 			"ib_$t" -d dpdat0 -x 0 -s "$s" "${iters[@]}" -p "$port" \
 			>"$log.s" 2>&1 &
@@ -103,10 +103,10 @@ one() {
 		local tr=dpdat dev=()
 		[ "$kind" = native ] || tr=verbs
 		if [ "$kind" = native ]; then
-			timeout 150 "$perf" "$t" -s "$s" "${iters[@]}" -p "$port" \
+			timeout -k 5 150 "$perf" "$t" -s "$s" "${iters[@]}" -p "$port" \
 				>"$log.s" 2>&1 &
 		else
-			DPDAT_VERBS_PROGRESS=$prog_s timeout 150 "$run" \
+			DPDAT_VERBS_PROGRESS=$prog_s timeout -k 5 150 "$run" \
 				--dev "net_memif0,role=server,socket=$sock" \
 				--ip 198.18.0.1 "$perf" "$t" --transport verbs \
 				-s "$s" "${iters[@]}" -p "$port" >"$log.s" 2>&1 &

@@ -13,7 +13,7 @@
  *
  * The offer is sent a few times (CM_OFFER_TRIES, backing off from 1 ms):
  * a lost offer or answer costs the extension, never correctness. The QP
- * understands riding ACKs from the moment it offers (qp->resp.ride_ok), so the
+ * understands riding ACKs from the moment it offers (qp->conn.ride_ok), so the
  * peer that agrees may use them before this side hears the answer.
  *
  * A forged agreement would make a QP ride ACKs to a plain peer, which
@@ -123,7 +123,7 @@ offer_send(struct cm_dev *cm, const struct dpdat_qp *qp, uint16_t attr)
 	cm_put32(p, OFFER_MAGIC, CM_OFFER_MAGIC);
 	cm_put32(p, OFFER_SRC_QPN, qp->qpn);
 	cm_put32(p, OFFER_DST_QPN, qp->conn.dqpn);
-	cm_put32(p, OFFER_DST_PSN, qp->resp.peer_isn);
+	cm_put32(p, OFFER_DST_PSN, qp->conn.peer_isn);
 	p[OFFER_EXT] = CM_EXT_ACK_RIDE;
 	cm_mad_send(cm, m, qp->conn.dip, &qp->conn.dmac);
 }
@@ -142,7 +142,7 @@ cm_offer_progress(struct cm_dev *cm, uint64_t now)
 			continue;
 		}
 		/* from now on the peer may use what this side offers */
-		o->qp->resp.ride_ok = true;
+		o->qp->conn.ride_ok = true;
 		offer_send(cm, o->qp, CM_ATTR_EXT_OFFER);
 		o->next_tsc = now + (ms << o->tries);
 		o->tries++;
@@ -166,7 +166,7 @@ offer_qp(struct cm_dev *cm, const uint8_t *p, uint32_t ip)
 	    qp->conn.dqpn != cm_get32(p, OFFER_SRC_QPN) ||
 	    qp->req.isn != cm_get32(p, OFFER_DST_PSN))
 		return NULL;
-	return qp->resp.ride_ok || offer_of(cm, qp) != NULL ? qp : NULL;
+	return qp->conn.ride_ok || offer_of(cm, qp) != NULL ? qp : NULL;
 }
 
 void
@@ -185,8 +185,8 @@ cm_offer_input(struct cm_dev *cm, const uint8_t *mad, uint32_t ip)
 	/* answers go to the QP's peer, resolved, not to the sender's MAC */
 	qp = offer_qp(cm, p, ip);
 	if (qp != NULL) {
-		qp->resp.ride_ok = true;
-		qp->resp.ack_ride = true;
+		qp->conn.ride_ok = true;
+		qp->conn.ack_ride = true;
 		o = offer_of(cm, qp);
 		if (o != NULL)
 			offer_drop(cm, o);

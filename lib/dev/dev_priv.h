@@ -29,7 +29,8 @@
 #define DEV_THREAD_READERS 16
 
 /* An application's device handle. The RC layer and the CM see only rc,
- * which comes first (rc_dev() casts the handle to it; dev.c checks). */
+ * which comes first (rc_dev() casts the handle to it; the assertion
+ * below checks). */
 struct dpdat_dev {
 	struct rc_dev rc;
 	unsigned int reader;	/* the engine thread's, or inline pollers'

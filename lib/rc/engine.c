@@ -190,7 +190,7 @@ rc_input(struct rc_dev *dev, struct rte_mbuf *m, const struct roce_rx *rx)
 		return;
 	}
 	/* an ACK rides only on a request, from a peer that agreed */
-	if (unlikely(rx->ride) && !qp->resp.ride_ok) {
+	if (unlikely(rx->ride) && !qp->conn.ride_ok) {
 		dev->port->st.drop_bad_hdr++;
 		return;
 	}

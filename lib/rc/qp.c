@@ -220,15 +220,15 @@ rc_qp_set_remote(struct dpdat_qp *qp, const struct dpdat_qp_remote *r)
 	struct rc_dev *dev = qp->dev;
 
 	qp->conn.dqpn = r->qpn;
-	qp->resp.peer_isn = r->psn & ROCE_PSN_MASK;
+	qp->conn.peer_isn = r->psn & ROCE_PSN_MASK;
 	qp->conn.dip = r->ipv4;
 	qp->conn.dmac = r->mac;
 	qp->conn.pmtu = r->pmtu;
 	qp->req.wnd = RC_MAX_INFLIGHT;
 	qp->req.ackreq_every = RC_ACKREQ_EVERY;
-	qp->req.nak_repeat = (r->ext & DPDAT_QP_EXT_NAK_REPEAT) != 0;
-	qp->resp.ack_ride = (r->ext & DPDAT_QP_EXT_ACK_RIDE) && !dev->go_back_n;
-	qp->resp.ride_ok = qp->resp.ack_ride;
+	qp->conn.nak_repeat = (r->ext & DPDAT_QP_EXT_NAK_REPEAT) != 0;
+	qp->conn.ack_ride = (r->ext & DPDAT_QP_EXT_ACK_RIDE) && !dev->go_back_n;
+	qp->conn.ride_ok = qp->conn.ack_ride;
 	/* selective repeat when agreed, and memory for it; else go-back-N */
 	if ((r->ext & DPDAT_QP_EXT_SACK) && !dev->go_back_n &&
 	    rc_sr_enable(qp) != 0)
@@ -318,8 +318,8 @@ dpdat_qp_query(const struct dpdat_qp *qp, struct dpdat_qp_info *info)
 	info->qpn = qp->qpn;
 	info->sq_psn = qp->req.isn;
 	info->ext = (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
-		    (qp->req.nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0) |
-		    (qp->resp.ack_ride ? DPDAT_QP_EXT_ACK_RIDE : 0);
+		    (qp->conn.nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0) |
+		    (qp->conn.ack_ride ? DPDAT_QP_EXT_ACK_RIDE : 0);
 	info->state = (enum dpdat_qp_state)__atomic_load_n(&qp->state,
 							    __ATOMIC_ACQUIRE);
 	info->pmtu = qp->conn.pmtu;
@@ -487,7 +487,7 @@ dpdat_qp_dump(const struct dpdat_qp *qp, FILE *f)
 		"held %d\n",
 		qp->qpn, qp->conn.dqpn,
 		qp->state, qp->conn.pmtu, (qp->sr != NULL ? DPDAT_QP_EXT_SACK : 0) |
-		(qp->req.nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0),
+		(qp->conn.nak_repeat ? DPDAT_QP_EXT_NAK_REPEAT : 0),
 		rc_req_state_name(rc_req_state(qp, rte_get_tsc_cycles())),
 		qp->req.psn, qp->comp.una, qp->req.max_sent, qp->req.frontier, qp->req.isn,
 		qp->comp.acked,

@@ -266,11 +266,15 @@ enum rc_resp_msg {
 		       DPDAT_MEM_PRIV_REMOTE_ATOMIC)
 
 /* A QP's state falls in parts by who owns it: the posting threads (post),
- * what the connection was set up with (conn), and, engine only, the
- * requester that sends (req, requester.c), the completer that takes ACKs
- * and READ responses (comp, completer.c) and the responder (resp,
- * responder.c). The fields above them are set at creation or by the
- * control path. */
+ * the connection (conn: set when it is made or agreed, read by the
+ * engine), and, engine only, the requester that sends (req, requester.c),
+ * the completer that takes ACKs and READ responses (comp, completer.c)
+ * and the responder (resp, responder.c). The requester and the completer
+ * share the send side: each of their fields sits with the one that
+ * mainly drives it (the completer also cuts req.wnd and ends a stall;
+ * the requester also arms the round-trip clocks in comp). The first
+ * fields are set at creation or by the control path but state (both) and
+ * st (the engine). */
 struct dpdat_qp {
 	uint32_t magic;
 	struct rc_dev *dev;
@@ -299,7 +303,8 @@ struct dpdat_qp {
 		uint32_t db_rung;
 	} post;
 
-	/* the connection: the peer and the attributes it was set up with */
+	/* the connection: the peer, the attributes it was set up with and
+	 * what was agreed with it */
 	struct rc_conn {
 		uint32_t dqpn;
 		uint32_t dip;
@@ -309,6 +314,20 @@ struct dpdat_qp {
 		uint8_t retry_cnt, rnr_retry;
 		uint32_t max_rd;
 		uint64_t timeout_tsc;
+		/* the peer takes repeated sequence NAKs */
+		bool nak_repeat;
+		/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next
+		 * WRITE or SEND packet the other way, or leaves on its own: at
+		 * once, or, while the consumer answers requests (resp.pingpong: it
+		 * sent a request within RC_PINGPONG_HOLDS device holds,
+		 * ack_hold_tsc, of the last ACK falling due, resp.ack_tsc, and no
+		 * held ACK has waited out the hold since), up to the hold
+		 * after it fell due */
+		bool ack_ride;
+		/* riding ACKs are understood from the peer: ack_ride, or
+		 * offered in band (dpdat_cm_offer()) and not agreed yet */
+		bool ride_ok;
+		uint32_t peer_isn;	/* the peer's first send PSN, as told */
 	} conn;
 
 	bool on_work;		/* on the engine's work list (engine only) */
@@ -346,8 +365,6 @@ struct dpdat_qp {
 		uint32_t wnd;		/* packets in flight allowed */
 		uint64_t tx_seq;	/* transmissions so far: orders sends (a
 					 * burst shares one timestamp) */
-		/* the peer takes repeated sequence NAKs */
-		bool nak_repeat;
 		uint32_t ackreq_every;
 		uint64_t rnr_until;	/* hold sending until then */
 		bool read_gap;		/* a READ response went missing */
@@ -397,18 +414,6 @@ struct dpdat_qp {
 					 * completion) */
 		struct dpdat_qp *ack_next;	/* list of QPs owing an ACK */
 		bool on_ack_list;
-		/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next
-		 * WRITE or SEND packet the other way, or leaves on its own: at
-		 * once, or, while the consumer answers requests (pingpong: it
-		 * sent a request within RC_PINGPONG_HOLDS device holds,
-		 * ack_hold_tsc, of the last ACK falling due, ack_tsc, and no
-		 * held ACK has waited out the hold since), up to the hold
-		 * after it fell due */
-		bool ack_ride;
-		/* riding ACKs are understood from the peer: ack_ride, or
-		 * offered in band (dpdat_cm_offer()) and not agreed yet */
-		bool ride_ok;
-		uint32_t peer_isn;	/* the peer's first send PSN, as told */
 		bool pingpong;
 		uint64_t ack_tsc;
 		uint64_t cnp_tsc;	/* the last CNP sent (RC_CNP_GAP_US
@@ -682,7 +687,7 @@ int rc_pkt_send(struct dpdat_qp *qp, struct rte_mbuf *m);
 
 /*
  * The responder's state, named. Like the requester's it is derived from
- * the fields (qp->state; resp_msg, wleft, recv_off; nres and the READ
+ * the fields (qp->state; resp.msg, wleft, recv_off; nres and the READ
  * parts asked again; nak_sent; what selective repeat holds) rather than
  * stored beside them; several may hold at once, the first that does names
  * it:

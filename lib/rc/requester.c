@@ -150,7 +150,7 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 		      qp->req.force_ackreq || unlikely(qp->req.cc.rc != 0);
 	/* an ACK owed the other way rides along (never past READ answers
 	 * still to go: responses leave in PSN order) */
-	const bool ride = qp->resp.ack_ride && qp->resp.ack_due && qp->resp.nres == 0 &&
+	const bool ride = qp->conn.ack_ride && qp->resp.ack_due && qp->resp.nres == 0 &&
 			  RC_L3_HDRS + ROCE_RIDE_LEN + roce_ext_len(op) + n +
 			  ((-n) & 3) <= qp->dev->port->mtu;
 	struct rte_mbuf *m, *zc;
@@ -195,7 +195,7 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	/* the consumer answers soon after a request came: its ACKs may wait
 	 * for a ride (RC_PINGPONG_HOLDS: the ACK sent alone meanwhile, a
 	 * transmit kick on af_xdp, is part of the time) */
-	if (qp->resp.ack_ride &&
+	if (qp->conn.ack_ride &&
 	    now - qp->resp.ack_tsc < RC_PINGPONG_HOLDS * qp->dev->ack_hold_tsc)
 		qp->resp.pingpong = true;
 	if (ackreq) {

@@ -378,7 +378,7 @@ answered:
 	/* the ACK held back behind these answers: now, or where ACKs that
 	 * may ride wait (rc_acks(), after this pass's requests) */
 	if (qp->resp.nres == 0 && qp->resp.ack_due) {
-		if (!qp->resp.ack_ride)
+		if (!qp->conn.ack_ride)
 			rc_send_ack(qp, ROCE_AETH_ACK,
 				    roce_psn_add(qp->resp.epsn, ROCE_PSN_MASK));
 		else if (!qp->resp.on_ack_list)
@@ -792,7 +792,7 @@ out_of_order(struct dpdat_qp *qp, struct rte_mbuf *m,
 	     const struct roce_bth *bth, uint32_t psn, unsigned int off,
 	     unsigned int paylen)
 {
-	const bool again = (qp->sr != NULL || qp->req.nak_repeat) &&
+	const bool again = (qp->sr != NULL || qp->conn.nak_repeat) &&
 			   (rte_be_to_cpu_32(bth->apsn) & ROCE_BTH_ACKREQ);
 
 	qp->st.out_of_seq++;
