@@ -220,39 +220,53 @@ dev_thread_readers_free(struct dpdat_dev *dev)
 
 /* Hybrid progress: a consumer that ran the engine DEV_POLL_BUSY times or
  * more in the last sample (of DEV_POLL_SAMPLE_US or longer) polls busily:
- * the thread sleeps DEV_NAP_US at a time meanwhile. */
+ * the thread naps meanwhile. A nap begins at DEV_NAP_US and doubles, up to
+ * DEV_NAP_MAX_US, each time the consumer polled all through the last one
+ * (no gap of DEV_POLL_STEADY_US or more between two polls); a gap puts it
+ * back. Each wake-up takes a core from a busy thread on a machine with
+ * few: with 50 us naps (137 us with the timer's slack, here) they cost a
+ * sixth of both processes' time in ib_write_bw. A consumer that stops
+ * polling after polling steadily waits for the thread a long nap at most,
+ * once: what stops and starts (ib_write_lat, which spins on memory between
+ * polls) keeps short naps. */
 #define DEV_POLL_SAMPLE_US	20
 #define DEV_POLL_BUSY		16
-#define DEV_NAP_US		50
-/* Hybrid: an idle thread waits so long between looks, outside the engine
- * lock (see dev_engine_thread). */
-#define DEV_IDLE_GAP_US		1
-
-/* Hybrid: a thread whose consumer has not polled for so long looks without
- * a gap (nobody waits for the engine flag); see dev_engine_thread. */
+#define DEV_POLL_STEADY_US	50
+#define DEV_NAP_US		50u
+#define DEV_NAP_MAX_US		1000u
+/* Hybrid: a thread whose consumer has not polled for so long looks again
+ * without leaving the core (nobody waits for it); see dev_engine_thread. */
 #define DEV_ALONE_US		1000
 
 struct dev_hybrid {
 	uint64_t period;	/* DEV_POLL_SAMPLE_US in TSC cycles */
+	uint64_t steady;	/* DEV_POLL_STEADY_US in TSC cycles */
+	uint64_t alone;		/* DEV_ALONE_US in TSC cycles */
 	uint64_t tsc;		/* the last sample */
 	uint64_t polls;		/* dev->rc.polls then */
-	uint64_t alone;		/* DEV_ALONE_US in TSC cycles */
-	uint64_t moved_tsc;	/* the last sample that saw a poll */
+	uint32_t nap_us;	/* the next nap */
 	bool busy;
 };
+
+static void
+dev_sample(const struct dpdat_dev *dev, struct dev_hybrid *hy, uint64_t now)
+{
+	uint64_t polls = __atomic_load_n(&dev->rc.polls, __ATOMIC_RELAXED);
+
+	hy->busy = polls - hy->polls >= DEV_POLL_BUSY;
+	hy->polls = polls;
+	hy->tsc = now;
+}
 
 static bool
 dev_consumer_polls(const struct dpdat_dev *dev, struct dev_hybrid *hy)
 {
-	uint64_t now = rte_get_tsc_cycles(), polls;
+	uint64_t now = rte_get_tsc_cycles();
 
 	if (now - hy->tsc >= hy->period) {
-		polls = __atomic_load_n(&dev->rc.polls, __ATOMIC_RELAXED);
-		hy->busy = polls - hy->polls >= DEV_POLL_BUSY;
-		if (polls != hy->polls)
-			hy->moved_tsc = now;
-		hy->polls = polls;
-		hy->tsc = now;
+		dev_sample(dev, hy, now);
+		if (!hy->busy)
+			hy->nap_us = DEV_NAP_US;
 	}
 	return hy->busy;
 }
@@ -260,27 +274,47 @@ dev_consumer_polls(const struct dpdat_dev *dev, struct dev_hybrid *hy)
 /* Hybrid: no consumer has polled for DEV_ALONE_US (a server that waits on
  * its own socket, say): the thread is the only engine runner. */
 static bool
-dev_alone(const struct dev_hybrid *hy)
+dev_alone(const struct dpdat_dev *dev, const struct dev_hybrid *hy)
 {
-	return hy->tsc - hy->moved_tsc >= hy->alone;
+	return rte_get_tsc_cycles() -
+	       __atomic_load_n(&dev->rc.poll_tsc, __ATOMIC_RELAXED) >= hy->alone;
 }
 
-/* Hybrid: the engine thread sleeps while a consumer runs the engine. */
+/* Hybrid: the engine thread sleeps while a consumer runs the engine; then
+ * the next nap is longer if the consumer polled all through this one, or
+ * the thread runs (and samples anew) if it stopped. */
 static void
-dev_nap(struct dpdat_dev *dev)
+dev_nap(struct dpdat_dev *dev, struct dev_hybrid *hy)
 {
+	uint64_t now, gap;
+
+	__atomic_store_n(&dev->rc.poll_gap, 0, __ATOMIC_RELAXED);
 	dpdat_mr_reader_offline(dev->rc.dom, dev->reader);
-	rte_delay_us_sleep(DEV_NAP_US);
+	rte_delay_us_sleep(hy->nap_us);
 	dpdat_mr_reader_online(dev->rc.dom, dev->reader);
+	now = rte_get_tsc_cycles();
+	gap = RTE_MAX(__atomic_load_n(&dev->rc.poll_gap, __ATOMIC_RELAXED),
+		      now - __atomic_load_n(&dev->rc.poll_tsc,
+					    __ATOMIC_RELAXED));
+	if (gap < hy->steady) {
+		hy->nap_us = RTE_MIN(hy->nap_us * 2, DEV_NAP_MAX_US);
+		return;
+	}
+	hy->nap_us = DEV_NAP_US;
+	dev_sample(dev, hy, now);
+	hy->busy = false;
 }
 
 static void *
 dev_engine_thread(void *arg)
 {
 	struct dpdat_dev *dev = arg;
+	const uint64_t us = rte_get_tsc_hz() / 1000000;
 	struct dev_hybrid hy = {
-		.period = rte_get_tsc_hz() * DEV_POLL_SAMPLE_US / 1000000,
-		.alone = rte_get_tsc_hz() * DEV_ALONE_US / 1000000 };
+		.period = us * DEV_POLL_SAMPLE_US,
+		.steady = us * DEV_POLL_STEADY_US,
+		.alone = us * DEV_ALONE_US,
+		.nap_us = DEV_NAP_US };
 	unsigned int idle = 0;
 	uint32_t held;
 
@@ -292,7 +326,7 @@ dev_engine_thread(void *arg)
 		 * (after each wake-up) is not busy: the thread runs. */
 		if (dev->rc.progress == DPDAT_PROGRESS_HYBRID &&
 		    dev_consumer_polls(dev, &hy)) {
-			dev_nap(dev);
+			dev_nap(dev, &hy);
 			idle = 0;
 			continue;
 		}
@@ -310,7 +344,7 @@ dev_engine_thread(void *arg)
 		if (__atomic_exchange_n(&dev->rc.busy, 1,
 					__ATOMIC_ACQUIRE) != 0) {
 			if (dev->rc.progress == DPDAT_PROGRESS_HYBRID)
-				dev_nap(dev);
+				dev_nap(dev, &hy);
 			else
 				rte_pause();
 			idle = 0;
@@ -334,18 +368,22 @@ dev_engine_thread(void *arg)
 		held = __atomic_load_n(&dev->rc.zc_rd_out, __ATOMIC_ACQUIRE);
 		if (held == 0)
 			dpdat_mr_reader_quiescent(dev->rc.dom, dev->reader);
-		/* hybrid: an idle thread waits between looks outside the
-		 * engine lock. The scheduler takes a busy thread's core at
-		 * any instant on a shared machine; taken with the lock held,
-		 * the consumer's polls find the engine busy until the thread
-		 * runs again, a scheduler tick later (4 ms), and what they
-		 * post meanwhile waits: the peer times out. A thread alone
-		 * looks without the gap: what arrives (a READ request to a
-		 * server that only waits on its socket) waited up to the gap
-		 * (read_lat 1.6x dpdat-perf's). */
+		/* hybrid: an idle thread leaves the core between looks, outside
+		 * the engine lock, to whoever else wants it. The scheduler
+		 * takes a busy thread's core at any instant on a shared
+		 * machine; taken with the lock held, the consumer's polls find
+		 * the engine busy until the thread runs again, a scheduler
+		 * tick later (4 ms), and what they post meanwhile waits: the
+		 * peer times out. And a consumer that spins on memory for what
+		 * the thread received gets it only when the thread leaves
+		 * the core: a busy gap (1 us) kept it until a tick, and
+		 * ib_write_lat took 4 ms a round trip in half the runs. A
+		 * thread alone looks without leaving: what arrives (a READ
+		 * request to a server that only waits on its socket) waited up
+		 * to the gap (read_lat 1.6x dpdat-perf's). */
 		if (idle != 0 && dev->rc.progress == DPDAT_PROGRESS_HYBRID &&
-		    !dev_alone(&hy))
-			rte_delay_us_block(DEV_IDLE_GAP_US);
+		    !dev_alone(dev, &hy))
+			sched_yield();
 		/* on a shared machine give the core away when nothing moves */
 		if (idle > 4096) {
 			if (held == 0)

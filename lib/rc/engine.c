@@ -58,6 +58,12 @@ rc_dev_progress_fn(const struct rc_dev *dev)
 int
 rc_dev_poll_run(struct rc_dev *dev)
 {
+	uint64_t now = rte_get_tsc_cycles();
+	uint64_t gap = now - __atomic_load_n(&dev->poll_tsc, __ATOMIC_RELAXED);
+
+	if (gap > __atomic_load_n(&dev->poll_gap, __ATOMIC_RELAXED))
+		__atomic_store_n(&dev->poll_gap, gap, __ATOMIC_RELAXED);
+	__atomic_store_n(&dev->poll_tsc, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&dev->polls,
 			 __atomic_load_n(&dev->polls, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELAXED);
@@ -338,11 +344,13 @@ rc_work_check(const struct rc_dev *dev, uint64_t now)
  * pass (the batch drops control packets it cannot take). Between peers
  * that agreed on riding ACKs, one may wait up to the device's ack hold for
  * a request (the consumer's answer) to carry it, while the consumer
- * answers requests (qp->resp.pingpong); one that waited it out in vain
- * ends that until the consumer answers in time again, so that a consumer
- * that does not answer (a stream, a WRITE waited for) gets its ACKs at
- * once. (After the requests, a full batch dropped ACKs of other QPs under
- * load.) */
+ * answers requests (qp->resp.pingpong), and past the hold when the answer
+ * is posted (this pass's requests carry it: a consumer whose engine
+ * thread received the request answers after the thread leaves the core);
+ * one that waited it out in vain ends that until the consumer answers
+ * again, so that a consumer that does not answer (a stream, a WRITE
+ * waited for) gets its ACKs at once. (After the requests, a full batch
+ * dropped ACKs of other QPs under load.) */
 static void
 rc_acks(struct rc_dev *dev, uint64_t now)
 {
@@ -352,7 +360,9 @@ rc_acks(struct rc_dev *dev, uint64_t now)
 		if (!rc_tx_room(dev))
 			return;
 		if (qp->resp.ack_due && qp->resp.pingpong) {
-			if (now - qp->resp.ack_tsc < dev->ack_hold_tsc) {
+			if (now - qp->resp.ack_tsc < dev->ack_hold_tsc ||
+			    __atomic_load_n(&qp->post.db_rung,
+					    __ATOMIC_ACQUIRE) != 0) {
 				pp = &qp->resp.ack_next;	/* held */
 				continue;
 			}

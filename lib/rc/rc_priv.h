@@ -65,11 +65,6 @@ extern int dpdat_rc_logtype;
  * timeout (RC_RTO_FLOOR_SR_US). */
 #define RC_ACK_HOLD_NS	2000
 #define RC_ACK_HOLD_MAX_NS 100000
-/* A consumer that sends a request within this many holds of the last ACK
- * it owed answers requests (qp->resp.pingpong). The ACK that went alone at
- * once is in that time: over af_xdp its transmit kick (a system call)
- * took the answer past one hold, and no ACK ever rode. */
-#define RC_PINGPONG_HOLDS 8
 /* IPv4, UDP, BTH and ICRC around a packet's extension headers and payload */
 #define RC_L3_HDRS	(20 + 8 + 12 + 4)
 #define RC_SR_WND	RC_MAX_INFLIGHT	/* selective repeat: PSNs a responder
@@ -318,11 +313,11 @@ struct dpdat_qp {
 		bool nak_repeat;
 		/* DPDAT_QP_EXT_ACK_RIDE agreed: an owed ACK rides on the next
 		 * WRITE or SEND packet the other way, or leaves on its own: at
-		 * once, or, while the consumer answers requests (resp.pingpong: it
-		 * sent a request within RC_PINGPONG_HOLDS device holds,
-		 * ack_hold_tsc, of the last ACK falling due, resp.ack_tsc, and no
-		 * held ACK has waited out the hold since), up to the hold
-		 * after it fell due */
+		 * once, or, while the consumer answers requests (resp.pingpong:
+		 * it sent a request after one came, resp.asked, and no held ACK
+		 * has waited out the hold since), up to the hold (ack_hold_tsc)
+		 * after it fell due (resp.ack_tsc), and past it while a request
+		 * is posted to carry it */
 		bool ack_ride;
 		/* riding ACKs are understood from the peer: ack_ride, or
 		 * offered in band (dpdat_cm_offer()) and not agreed yet */
@@ -415,6 +410,8 @@ struct dpdat_qp {
 		struct dpdat_qp *ack_next;	/* list of QPs owing an ACK */
 		bool on_ack_list;
 		bool pingpong;
+		bool asked;		/* a request to ACK came since the QP
+					 * last sent one */
 		uint64_t ack_tsc;
 		uint64_t cnp_tsc;	/* the last CNP sent (RC_CNP_GAP_US
 					 * apart) */
@@ -486,12 +483,15 @@ struct rc_dev {
 	/* hooks of the layers above */
 	/* lib/dev: one engine iteration, if nobody else runs it */
 	int (*run)(struct rc_dev *rd);
-	/* hybrid progress: consumer polls that ran the engine, counted
-	 * without a lock (a lost count is harmless: it only tells the
-	 * engine thread that someone polls busily). Not cache aligned: the
-	 * device is calloc()ed, and while pollers write it the engine
-	 * thread naps */
-	uint64_t polls;
+	/* hybrid progress: what consumers' polls tell the engine thread,
+	 * written without a lock (a lost update is harmless: they only
+	 * decide when the thread naps, rc_dev_poll_run()). Not cache
+	 * aligned: the device is calloc()ed, and while pollers write them
+	 * the engine thread naps */
+	uint64_t polls;		/* polls that ran the engine */
+	uint64_t poll_tsc;	/* when the last one began */
+	uint64_t poll_gap;	/* the longest time between two, since the
+				 * engine thread cleared it */
 	/* lib/cm: a freed QP is forgotten by the connections naming it;
 	 * called with the engine held */
 	void (*qp_gone)(void *ctx, struct dpdat_qp *qp);

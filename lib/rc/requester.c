@@ -192,12 +192,15 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	}
 	if (w->flags & DPDAT_SEND_SOLICITED && last)
 		rte_pktmbuf_mtod(m, struct roce_bth *)->flags |= ROCE_BTH_SE;
-	/* the consumer answers soon after a request came: its ACKs may wait
-	 * for a ride (RC_PINGPONG_HOLDS: the ACK sent alone meanwhile, a
-	 * transmit kick on af_xdp, is part of the time) */
-	if (qp->conn.ack_ride &&
-	    now - qp->resp.ack_tsc < RC_PINGPONG_HOLDS * qp->dev->ack_hold_tsc)
+	/* the consumer answers requests: its ACKs may wait for a ride. However
+	 * late the answer: a consumer that spins on memory for a WRITE gets
+	 * it from an engine thread, which may share its core (the ACK goes
+	 * alone at once, the answer a scheduler tick later). Timed (8 holds),
+	 * ib_write_lat lost its rides for good in half the runs: 4 ms a
+	 * round trip. A wrong guess costs one ACK a hold. */
+	if (qp->conn.ack_ride && qp->resp.asked)
 		qp->resp.pingpong = true;
+	qp->resp.asked = false;
 	if (ackreq) {
 		qp->req.since_ackreq = 0;
 		qp->req.force_ackreq = false;

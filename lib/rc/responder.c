@@ -98,6 +98,7 @@ ack_later(struct dpdat_qp *qp)
 	if (!qp->resp.ack_due)	/* an older one owed keeps its time */
 		qp->resp.ack_tsc = rte_get_tsc_cycles();
 	qp->resp.ack_due = true;
+	qp->resp.asked = true;
 	if (!qp->resp.on_ack_list)
 		ack_list_add(qp);
 }
