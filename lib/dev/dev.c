@@ -218,19 +218,21 @@ dev_thread_readers_free(struct dpdat_dev *dev)
 	dev->n_treaders = 0;
 }
 
-/* Hybrid progress: a consumer that ran the engine DEV_POLL_BUSY times or
- * more in the last sample (of DEV_POLL_SAMPLE_US or longer) polls busily:
- * the thread naps meanwhile. A nap begins at DEV_NAP_US and doubles, up to
- * DEV_NAP_MAX_US, each time the consumer polled all through the last one
- * (no gap of DEV_POLL_STEADY_US or more between two polls); a gap puts it
- * back. Each wake-up takes a core from a busy thread on a machine with
+/* Hybrid progress: a consumer polls busily when, in the last sample (of
+ * DEV_POLL_SAMPLE_US or longer) and now, it was never DEV_POLL_STEADY_US
+ * or more out of a poll (from the end of one to the start of the next: a
+ * long iteration, 64 KiB messages to copy, is no gap; counting polls, 16
+ * in 20 us, took such a consumer for an idle one, and the thread ran
+ * beside it 50,000 times a second in ib_send_bw). The thread naps
+ * meanwhile. A nap begins at DEV_NAP_US and doubles, up to DEV_NAP_MAX_US,
+ * each time the consumer polled so all through the last one; a gap puts
+ * it back. Each wake-up takes a core from a busy thread on a machine with
  * few: with 50 us naps (137 us with the timer's slack, here) they cost a
  * sixth of both processes' time in ib_write_bw. A consumer that stops
  * polling after polling steadily waits for the thread a long nap at most,
  * once: what stops and starts (ib_write_lat, which spins on memory between
  * polls) keeps short naps. */
 #define DEV_POLL_SAMPLE_US	20
-#define DEV_POLL_BUSY		16
 #define DEV_POLL_STEADY_US	50
 #define DEV_NAP_US		50u
 #define DEV_NAP_MAX_US		1000u
@@ -243,28 +245,41 @@ struct dev_hybrid {
 	uint64_t steady;	/* DEV_POLL_STEADY_US in TSC cycles */
 	uint64_t alone;		/* DEV_ALONE_US in TSC cycles */
 	uint64_t tsc;		/* the last sample */
-	uint64_t polls;		/* dev->rc.polls then */
 	uint32_t nap_us;	/* the next nap */
 	bool busy;
 };
 
-static void
-dev_sample(const struct dpdat_dev *dev, struct dev_hybrid *hy, uint64_t now)
+/* Hybrid: how long no consumer has been in a poll now (0: one is). */
+static uint64_t
+dev_poll_gap_now(const struct dpdat_dev *dev, uint64_t now)
 {
-	uint64_t polls = __atomic_load_n(&dev->rc.polls, __ATOMIC_RELAXED);
+	uint64_t start = __atomic_load_n(&dev->rc.poll_start, __ATOMIC_RELAXED);
+	uint64_t end = __atomic_load_n(&dev->rc.poll_end, __ATOMIC_RELAXED);
 
-	hy->busy = polls - hy->polls >= DEV_POLL_BUSY;
-	hy->polls = polls;
+	return (int64_t)(start - end) > 0 ? 0 : now - end;
+}
+
+/* Hybrid: the consumers polled without a gap since the last sample (or
+ * nap), and are in a poll or just out of one; a new sample starts. */
+static bool
+dev_polled_steadily(struct dpdat_dev *dev, struct dev_hybrid *hy,
+		    uint64_t now)
+{
+	uint64_t gap = RTE_MAX(__atomic_exchange_n(&dev->rc.poll_gap, 0,
+						   __ATOMIC_RELAXED),
+			       dev_poll_gap_now(dev, now));
+
 	hy->tsc = now;
+	return gap < hy->steady;
 }
 
 static bool
-dev_consumer_polls(const struct dpdat_dev *dev, struct dev_hybrid *hy)
+dev_consumer_polls(struct dpdat_dev *dev, struct dev_hybrid *hy)
 {
 	uint64_t now = rte_get_tsc_cycles();
 
 	if (now - hy->tsc >= hy->period) {
-		dev_sample(dev, hy, now);
+		hy->busy = dev_polled_steadily(dev, hy, now);
 		if (!hy->busy)
 			hy->nap_us = DEV_NAP_US;
 	}
@@ -277,8 +292,9 @@ static bool
 dev_alone(const struct dpdat_dev *dev, const struct dev_hybrid *hy)
 {
 	return rte_get_tsc_cycles() -
-	       __atomic_load_n(&dev->rc.poll_tsc, __ATOMIC_RELAXED) >= hy->alone;
+	       __atomic_load_n(&dev->rc.poll_end, __ATOMIC_RELAXED) >= hy->alone;
 }
+
 
 /* Hybrid: the engine thread sleeps while a consumer runs the engine; then
  * the next nap is longer if the consumer polled all through this one, or
@@ -286,23 +302,13 @@ dev_alone(const struct dpdat_dev *dev, const struct dev_hybrid *hy)
 static void
 dev_nap(struct dpdat_dev *dev, struct dev_hybrid *hy)
 {
-	uint64_t now, gap;
-
 	__atomic_store_n(&dev->rc.poll_gap, 0, __ATOMIC_RELAXED);
 	dpdat_mr_reader_offline(dev->rc.dom, dev->reader);
 	rte_delay_us_sleep(hy->nap_us);
 	dpdat_mr_reader_online(dev->rc.dom, dev->reader);
-	now = rte_get_tsc_cycles();
-	gap = RTE_MAX(__atomic_load_n(&dev->rc.poll_gap, __ATOMIC_RELAXED),
-		      now - __atomic_load_n(&dev->rc.poll_tsc,
-					    __ATOMIC_RELAXED));
-	if (gap < hy->steady) {
-		hy->nap_us = RTE_MIN(hy->nap_us * 2, DEV_NAP_MAX_US);
-		return;
-	}
-	hy->nap_us = DEV_NAP_US;
-	dev_sample(dev, hy, now);
-	hy->busy = false;
+	hy->busy = dev_polled_steadily(dev, hy, rte_get_tsc_cycles());
+	hy->nap_us = hy->busy ? RTE_MIN(hy->nap_us * 2, DEV_NAP_MAX_US) :
+				DEV_NAP_US;
 }
 
 static void *

@@ -59,15 +59,17 @@ int
 rc_dev_poll_run(struct rc_dev *dev)
 {
 	uint64_t now = rte_get_tsc_cycles();
-	uint64_t gap = now - __atomic_load_n(&dev->poll_tsc, __ATOMIC_RELAXED);
+	uint64_t gap = now - __atomic_load_n(&dev->poll_end, __ATOMIC_RELAXED);
+	int n;
 
+	/* a long iteration (64 KiB messages to copy) is no gap */
 	if (gap > __atomic_load_n(&dev->poll_gap, __ATOMIC_RELAXED))
 		__atomic_store_n(&dev->poll_gap, gap, __ATOMIC_RELAXED);
-	__atomic_store_n(&dev->poll_tsc, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&dev->polls,
-			 __atomic_load_n(&dev->polls, __ATOMIC_RELAXED) + 1,
+	__atomic_store_n(&dev->poll_start, now, __ATOMIC_RELAXED);
+	n = dev->run(dev);
+	__atomic_store_n(&dev->poll_end, rte_get_tsc_cycles(),
 			 __ATOMIC_RELAXED);
-	return dev->run(dev);
+	return n;
 }
 
 /* Send the batch; what the device cannot take now stays for the next

@@ -483,14 +483,15 @@ struct rc_dev {
 	/* hooks of the layers above */
 	/* lib/dev: one engine iteration, if nobody else runs it */
 	int (*run)(struct rc_dev *rd);
-	/* hybrid progress: what consumers' polls tell the engine thread,
+	/* hybrid progress: when consumers poll, for the engine thread,
 	 * written without a lock (a lost update is harmless: they only
 	 * decide when the thread naps, rc_dev_poll_run()). Not cache
 	 * aligned: the device is calloc()ed, and while pollers write them
 	 * the engine thread naps */
-	uint64_t polls;		/* polls that ran the engine */
-	uint64_t poll_tsc;	/* when the last one began */
-	uint64_t poll_gap;	/* the longest time between two, since the
+	uint64_t poll_start;	/* when the last one began */
+	uint64_t poll_end;	/* when the last one ended */
+	uint64_t poll_gap;	/* the longest time between the end of one
+				 * and the start of the next, since the
 				 * engine thread cleared it */
 	/* lib/cm: a freed QP is forgotten by the connections naming it;
 	 * called with the engine held */
