@@ -385,13 +385,18 @@ void
 rc_progress(struct rc_dev *dev, uint64_t now)
 {
 	struct dpdat_qp *qp;
-	uint32_t k;
+	uint32_t i, k, n;
 
 	if (dev->ack_list != NULL)
 		rc_acks(dev, now);
 	if (!rte_ring_empty(dev->db))
 		rc_db_drain(dev);
-	for (k = 0; k < dev->n_work; ) {
+	/* each pass starts one QP further: the first ones fill the transmit
+	 * batch, and what the device cannot take stops the rest (a QP first
+	 * in every pass took all of a full link) */
+	n = dev->n_work;
+	k = n != 0 ? dev->work_rr++ % n : 0;
+	for (i = 0; i < n && k < dev->n_work; i++, k = k + 1 == n ? 0 : k + 1) {
 		qp = dev->work[k];
 		rc_pull_posted(qp);
 		if (qp->comp.zc_check && qp->state == DPDAT_QPS_RTS)
@@ -405,6 +410,9 @@ rc_progress(struct rc_dev *dev, uint64_t now)
 			rc_req_check(qp, "sending");
 			rc_resp_check(qp, "sending");
 		}
+	}
+	for (k = 0; k < dev->n_work; ) {
+		qp = dev->work[k];
 		if (rc_qp_idle(qp)) {
 			qp->on_work = false;
 			dev->work[k] = dev->work[--dev->n_work];

@@ -460,6 +460,7 @@ struct rc_dev {
 	struct rte_ring *db;
 	struct dpdat_qp **work;
 	uint32_t n_work;
+	uint32_t work_rr;	/* where the next pass starts, mod n_work */
 	uint32_t n_qps, n_cqs, n_srqs;
 	uint32_t next_qpn;	/* search start for a free number */
 	uint64_t tsc_hz;

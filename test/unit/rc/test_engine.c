@@ -1847,6 +1847,83 @@ test_ack_rides_on_late_posted_answer(void)
 	drain_cqs();
 }
 
+/* The QPs of one engine share a link the device cannot keep up with: each
+ * pass starts one QP further. Every pass began with the work list's head,
+ * which filled what the device took, and the other QP sent nothing until
+ * the first had sent all it had. The device here takes 8 packets a pass
+ * (a2b nearly full of place holders). */
+static void
+test_work_round_robin(void)
+{
+	enum { NW = 150, ROOM = 8, MAXP = 2048 };
+	static char holder[1];
+	static void *objs[4096];
+	static struct rte_mbuf *out[MAXP];
+	struct dpdat_qp *qa[2], *qb[2];
+	struct dpdat_qp_info ib[2];
+	unsigned int got[2] = { 0, 0 }, nout = 0, nd, done = 0;
+	struct dpdat_wc wc[64];
+
+	for (int q = 0; q < 2; q++) {
+		connect_pair_ext(1024, 14, 0);
+		qa[q] = A.qp;
+		qb[q] = B.qp;
+		dpdat_qp_query(qb[q], &ib[q]);
+	}
+	for (int q = 0; q < 2; q++)
+		for (int i = 0; i < NW; i++)
+			CU_ASSERT_FATAL(post_on(qa[q], &A, DPDAT_WR_RDMA_WRITE,
+						0, 1024, (uintptr_t)B.buf + 8192,
+						B.key) == 0);
+	nd = rte_ring_free_count(a2b) - ROOM;
+	for (unsigned int i = 0; i < nd; i++)
+		objs[i] = holder;
+	CU_ASSERT_FATAL(rte_ring_enqueue_bulk(a2b, objs, nd, NULL) == nd);
+	/* passes until NW packets (half) are out */
+	for (int pass = 0; pass < 200 && nout < NW; pass++) {
+		unsigned int n;
+
+		dpdat_dev_progress(A.dev);
+		n = rte_ring_dequeue_burst(a2b, objs, RTE_DIM(objs), NULL);
+		for (unsigned int i = nd; i < n && nout < MAXP; i++) {
+			struct rte_mbuf *m = objs[i];
+			struct roce_bth bth;
+
+			rc_mbuf_copy(m, PORT_HDR_LEN, (uint8_t *)&bth,
+				     sizeof(bth));
+			if (nout < NW)
+				got[roce_bth_qpn(&bth) == ib[1].qpn]++;
+			out[nout++] = m;
+		}
+		CU_ASSERT_FATAL(rte_ring_enqueue_bulk(a2b, objs, nd, NULL) ==
+				nd);
+	}
+	printf("\n    first %u packets: %u of QP 1, %u of QP 2\n", NW,
+	       got[0], got[1]);
+	CU_ASSERT(got[0] >= NW / 5 && got[1] >= NW / 5);
+	/* the place holders go, what went out comes in: all complete */
+	CU_ASSERT_EQUAL(rte_ring_dequeue_bulk(a2b, objs, nd, NULL), nd);
+	for (unsigned int i = 0; i < nout; i++)
+		CU_ASSERT_FATAL(rte_ring_enqueue(a2b, out[i]) == 0);
+	for (int i = 0; i < 20000 && done < 2 * NW; i++) {
+		int n;
+
+		run(1);
+		n = dpdat_cq_poll(A.cq, wc, RTE_DIM(wc));
+		for (int k = 0; k < n; k++) {
+			CU_ASSERT_EQUAL(wc[k].status, DPDAT_WC_SUCCESS);
+			done++;
+		}
+	}
+	CU_ASSERT_EQUAL(done, 2 * NW);
+	for (int q = 0; q < 2; q++) {
+		A.qp = qa[q];
+		B.qp = qb[q];
+		disconnect_pair();
+	}
+	drain_cqs();
+}
+
 /* CPU time a thread used, in ms. */
 static double
 thread_cpu_ms(pthread_t t)
@@ -2258,6 +2335,7 @@ CU_TestInfo rc_engine_tests[] = {
 	{ "a held ACK rides on an answer posted past the hold",
 	  test_ack_rides_on_late_posted_answer },
 	{ "the ACK hold a device gets", test_ack_hold_conf },
+	{ "QPs of one engine share a full link", test_work_round_robin },
 	{ "a hybrid engine thread sleeps while a consumer runs the engine",
 	  test_hybrid_thread_leaves_taken_engine },
 	{ "a QP reset: flushed, INIT, connected again", test_qp_reset },
