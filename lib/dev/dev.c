@@ -249,6 +249,14 @@ struct dev_hybrid {
 	bool busy;
 };
 
+/* TSC cycles from then to now, 0 if then is later (a consumer stored it
+ * after now was read). */
+static uint64_t
+dev_since(uint64_t now, uint64_t then)
+{
+	return (int64_t)(now - then) > 0 ? now - then : 0;
+}
+
 /* Hybrid: how long no consumer has been in a poll now (0: one is). */
 static uint64_t
 dev_poll_gap_now(const struct dpdat_dev *dev, uint64_t now)
@@ -256,7 +264,7 @@ dev_poll_gap_now(const struct dpdat_dev *dev, uint64_t now)
 	uint64_t start = __atomic_load_n(&dev->rc.poll_start, __ATOMIC_RELAXED);
 	uint64_t end = __atomic_load_n(&dev->rc.poll_end, __ATOMIC_RELAXED);
 
-	return (int64_t)(start - end) > 0 ? 0 : now - end;
+	return (int64_t)(start - end) > 0 ? 0 : dev_since(now, end);
 }
 
 /* Hybrid: the consumers polled without a gap since the last sample (or
@@ -291,10 +299,10 @@ dev_consumer_polls(struct dpdat_dev *dev, struct dev_hybrid *hy)
 static bool
 dev_alone(const struct dpdat_dev *dev, const struct dev_hybrid *hy)
 {
-	return rte_get_tsc_cycles() -
-	       __atomic_load_n(&dev->rc.poll_end, __ATOMIC_RELAXED) >= hy->alone;
+	return dev_since(rte_get_tsc_cycles(),
+			 __atomic_load_n(&dev->rc.poll_end,
+					 __ATOMIC_RELAXED)) >= hy->alone;
 }
-
 
 /* Hybrid: the engine thread sleeps while a consumer runs the engine; then
  * the next nap is longer if the consumer polled all through this one, or

@@ -59,12 +59,15 @@ int
 rc_dev_poll_run(struct rc_dev *dev)
 {
 	uint64_t now = rte_get_tsc_cycles();
-	uint64_t gap = now - __atomic_load_n(&dev->poll_end, __ATOMIC_RELAXED);
+	/* signed: another poller may have ended one after this read now */
+	int64_t gap = (int64_t)(now - __atomic_load_n(&dev->poll_end,
+						      __ATOMIC_RELAXED));
 	int n;
 
 	/* a long iteration (64 KiB messages to copy) is no gap */
-	if (gap > __atomic_load_n(&dev->poll_gap, __ATOMIC_RELAXED))
-		__atomic_store_n(&dev->poll_gap, gap, __ATOMIC_RELAXED);
+	if (gap > (int64_t)__atomic_load_n(&dev->poll_gap, __ATOMIC_RELAXED))
+		__atomic_store_n(&dev->poll_gap, (uint64_t)gap,
+				 __ATOMIC_RELAXED);
 	__atomic_store_n(&dev->poll_start, now, __ATOMIC_RELAXED);
 	n = dev->run(dev);
 	__atomic_store_n(&dev->poll_end, rte_get_tsc_cycles(),
@@ -346,9 +349,10 @@ rc_work_check(const struct rc_dev *dev, uint64_t now)
  * pass (the batch drops control packets it cannot take). Between peers
  * that agreed on riding ACKs, one may wait up to the device's ack hold for
  * a request (the consumer's answer) to carry it, while the consumer
- * answers requests (qp->resp.pingpong), and past the hold when the answer
- * is posted (this pass's requests carry it: a consumer whose engine
- * thread received the request answers after the thread leaves the core);
+ * answers requests (qp->resp.pingpong), and past the hold when something
+ * is posted (up to RC_ACK_RIDE_HOLDS holds: this pass's requests carry it;
+ * a consumer whose engine thread received the request answers after the
+ * thread leaves the core);
  * one that waited it out in vain ends that until the consumer answers
  * again, so that a consumer that does not answer (a stream, a WRITE
  * waited for) gets its ACKs at once. (After the requests, a full batch
@@ -363,8 +367,10 @@ rc_acks(struct rc_dev *dev, uint64_t now)
 			return;
 		if (qp->resp.ack_due && qp->resp.pingpong) {
 			if (now - qp->resp.ack_tsc < dev->ack_hold_tsc ||
-			    __atomic_load_n(&qp->post.db_rung,
-					    __ATOMIC_ACQUIRE) != 0) {
+			    (now - qp->resp.ack_tsc < RC_ACK_RIDE_HOLDS *
+			     dev->ack_hold_tsc &&
+			     __atomic_load_n(&qp->post.db_rung,
+					     __ATOMIC_ACQUIRE) != 0)) {
 				pp = &qp->resp.ack_next;	/* held */
 				continue;
 			}

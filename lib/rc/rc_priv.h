@@ -65,6 +65,10 @@ extern int dpdat_rc_logtype;
  * timeout (RC_RTO_FLOOR_SR_US). */
 #define RC_ACK_HOLD_NS	2000
 #define RC_ACK_HOLD_MAX_NS 100000
+/* A held ACK past its hold waits for a posted request (the consumer's
+ * answer, in this pass) up to this many holds after it fell due; none
+ * with no hold (inline progress, DPDAT_ACK_HOLD_OFF) */
+#define RC_ACK_RIDE_HOLDS 16
 /* IPv4, UDP, BTH and ICRC around a packet's extension headers and payload */
 #define RC_L3_HDRS	(20 + 8 + 12 + 4)
 #define RC_SR_WND	RC_MAX_INFLIGHT	/* selective repeat: PSNs a responder
@@ -485,8 +489,9 @@ struct rc_dev {
 	/* lib/dev: one engine iteration, if nobody else runs it */
 	int (*run)(struct rc_dev *rd);
 	/* hybrid progress: when consumers poll, for the engine thread,
-	 * written without a lock (a lost update is harmless: they only
-	 * decide when the thread naps, rc_dev_poll_run()). Not cache
+	 * written without a lock (a lost or late update is harmless: they
+	 * only decide when the thread naps, rc_dev_poll_run(); differences
+	 * of them are taken signed, clamped at 0). Not cache
 	 * aligned: the device is calloc()ed, and while pollers write them
 	 * the engine thread naps */
 	uint64_t poll_start;	/* when the last one began */
