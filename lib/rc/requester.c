@@ -197,10 +197,13 @@ send_data_pkt(struct dpdat_qp *qp, struct rc_swqe *w, uint32_t k,
 	 * it from an engine thread, which may share its core (the ACK goes
 	 * alone at once, the answer a scheduler tick later). Timed (8 holds),
 	 * ib_write_lat lost its rides for good in half the runs: 4 ms a
-	 * round trip. A wrong guess costs one ACK a hold. */
-	if (qp->conn.ack_ride && qp->resp.asked)
-		qp->resp.pingpong = true;
-	qp->resp.asked = false;
+	 * round trip. A wrong guess costs one ACK a hold. A resend is no
+	 * answer. */
+	if (roce_psn_diff(psn, qp->req.max_sent) >= 0) {
+		if (qp->conn.ack_ride && qp->resp.asked)
+			qp->resp.pingpong = true;
+		qp->resp.asked = false;
+	}
 	if (ackreq) {
 		qp->req.since_ackreq = 0;
 		qp->req.force_ackreq = false;

@@ -1813,6 +1813,44 @@ test_ack_pingpong_late_answer(void)
 	drain_cqs();
 }
 
+/* A resend is no answer: a QP that resends its lost WRITE after a request
+ * came does not start holding its ACKs for the consumer's answer. */
+static void
+test_ack_pingpong_not_on_resend(void)
+{
+	struct rte_mbuf *m = NULL;
+	struct dpdat_wc wc;
+
+	connect_pair_ext(1024, 14, DPDAT_QP_EXT_SACK | DPDAT_QP_EXT_ACK_RIDE);
+	ack_hold(20000);
+	/* B's WRITE is lost */
+	CU_ASSERT_FATAL(post(&B, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)A.buf + 8192, A.key) == 0);
+	dpdat_dev_progress(B.dev);
+	CU_ASSERT_FATAL(rte_ring_dequeue(b2a, (void **)&m) == 0);
+	rte_pktmbuf_free(m);
+	/* A's request comes to B */
+	CU_ASSERT_FATAL(post(&A, DPDAT_WR_RDMA_WRITE, 0, 4,
+			     (uintptr_t)B.buf + 8192, B.key) == 0);
+	dpdat_dev_progress(A.dev);
+	dpdat_dev_progress(B.dev);
+	B.qp->resp.pingpong = false;
+	/* B resends its WRITE when its timer runs out */
+	for (int i = 0; i < 200000 && B.qp->st.tx_resent == 0; i++) {
+		rte_delay_us_block(1);
+		dpdat_dev_progress(B.dev);
+	}
+	CU_ASSERT_FATAL(B.qp->st.tx_resent != 0);
+	CU_ASSERT(!B.qp->resp.pingpong);
+	CU_ASSERT_FATAL(wait_wc(&A, &wc, 1000000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	CU_ASSERT_FATAL(wait_wc(&B, &wc, 1000000) == 0);
+	CU_ASSERT_EQUAL(wc.status, DPDAT_WC_SUCCESS);
+	ack_hold(0);
+	disconnect_pair();
+	drain_cqs();
+}
+
 /* A held ACK whose hold ran out rides on the answer posted before the pass
  * that would send it alone: the answer of a consumer whose engine thread
  * received the request comes once the thread leaves the core. */
@@ -2333,6 +2371,7 @@ CU_TestInfo rc_engine_tests[] = {
 	  test_ack_ride_held },
 	{ "ack hold follows the consumer's answers", test_ack_hold_adapts },
 	{ "a late answer counts", test_ack_pingpong_late_answer },
+	{ "a resend is no answer", test_ack_pingpong_not_on_resend },
 	{ "a held ACK rides on an answer posted past the hold",
 	  test_ack_rides_on_late_posted_answer },
 	{ "the ACK hold a device gets", test_ack_hold_conf },
