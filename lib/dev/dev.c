@@ -347,8 +347,8 @@ dev_engine_thread(void *arg)
 		/* The engine is taken: in hybrid mode by a consumer's poll,
 		 * as a rule. Leave the core to it rather than spin on the flag
 		 * (two threads spinning on two vCPUs took half of them,
-		 * measured with ib_send_bw: the consumer's iterations are
-		 * long, so the busy test's poll count does not tell). Napping
+		 * measured with ib_send_bw, whose consumer's iterations are
+		 * long: see dev_consumer_polls for how busy is told). Napping
 		 * only when the consumer had polled since the thread last ran
 		 * or napped kept most of the spinning (2.6x less bandwidth);
 		 * the nap's cost, what arrives while the consumer stops

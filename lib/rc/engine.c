@@ -352,10 +352,9 @@ rc_work_check(const struct rc_dev *dev, uint64_t now)
  * answers requests (qp->resp.pingpong), and past the hold when something
  * is posted (up to RC_ACK_RIDE_HOLDS holds: this pass's requests carry it;
  * a consumer whose engine thread received the request answers after the
- * thread leaves the core);
- * one that waited it out in vain ends that until the consumer answers
- * again, so that a consumer that does not answer (a stream, a WRITE
- * waited for) gets its ACKs at once. (After the requests, a full batch
+ * thread leaves the core); one that waited it out in vain ends that until
+ * the consumer answers again, so that a consumer that does not answer (a
+ * stream, a WRITE waited for) gets its ACKs at once. (After the requests, a full batch
  * dropped ACKs of other QPs under load.) */
 static void
 rc_acks(struct rc_dev *dev, uint64_t now)
