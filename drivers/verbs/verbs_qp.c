@@ -1045,6 +1045,11 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask)
 		goto out;
 	}
 	if (!dv_mask_ok(cur, next, mask) ||
+	    /* more READs and atomics than ibv_query_device's */
+	    ((mask & IBV_QP_MAX_DEST_RD_ATOMIC) &&
+	     attr->max_dest_rd_atomic > DV_MAX_RD) ||
+	    ((mask & IBV_QP_MAX_QP_RD_ATOMIC) &&
+	     attr->max_rd_atomic > DV_MAX_RD) ||
 	    ((mask & IBV_QP_PORT) && attr->port_num != 1) ||
 	    ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0)) {
 		ret = EINVAL;

@@ -178,6 +178,14 @@ qp_pair_access(uint8_t rnr_retry, int access, struct info *peer)
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
+	/* more READs and atomics than the device answers (16) */
+	a.max_dest_rd_atomic = 17;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			    IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER) == EINVAL &&
+	      qp->state == IBV_QPS_INIT, "RTR with max_dest_rd_atomic 17");
+	a.max_dest_rd_atomic = 4;
 	FATAL(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
 			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			    IBV_QP_MAX_DEST_RD_ATOMIC |
@@ -188,6 +196,12 @@ qp_pair_access(uint8_t rnr_retry, int access, struct info *peer)
 	a.timeout = 14;
 	a.retry_cnt = 7;
 	a.rnr_retry = rnr_retry;
+	a.max_rd_atomic = 17;
+	CHECK(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			    IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) ==
+	      EINVAL && qp->state == IBV_QPS_RTR,
+	      "RTS with max_rd_atomic 17");
 	a.max_rd_atomic = 4;
 	FATAL(ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
