@@ -240,6 +240,11 @@ struct perf_rdma {
 	 * a flush */
 	int (*poll)(struct perf_wc *wc, int n);
 	void (*progress)(void);	/* while spinning on memory */
+	/* write_lat as ib_write_lat: every WRITE signaled and its completion
+	 * polled for before the spin (verbs: under dpdat-run only polls move
+	 * the transport at once; a program that spins on memory leaves it
+	 * to the engine thread, and on two cores to the scheduler) */
+	int wait_writes;
 	int (*peer_gone)(void);	/* the client disconnected */
 };
 

@@ -260,7 +260,9 @@ write_seq(uint32_t size, uint8_t seq, uint32_t i)
 {
 	R->buf[size - 1] = seq;
 	R->post(0, PERF_WRITE, size, 0, PERF_MAX_SIZE,
-		i % LAT_SIGNAL_EVERY == 0, i);
+		R->wait_writes || i % LAT_SIGNAL_EVERY == 0, i);
+	if (R->wait_writes)
+		wait_wc(0);
 }
 
 /* One latency iteration; the server (rtt NULL) answers each ping. */
@@ -286,7 +288,8 @@ lat_once(const struct perf_params *pr, uint32_t size, uint32_t i,
 			R->progress();
 		if (server)
 			write_seq(size, seq, i);
-		poll_ok(&wc, 1);	/* the signaled ones */
+		if (!R->wait_writes)
+			poll_ok(&wc, 1);	/* the signaled ones */
 		break;
 	default:	/* send_lat: the receive completes on the peer's SEND */
 		if (!server)

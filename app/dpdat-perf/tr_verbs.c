@@ -375,7 +375,7 @@ peer_gone(void)
 static struct perf_rdma prims = {
 	.post = post, .post_list = post_list, .post_recv = post_recv,
 	.poll = poll_cq,
-	.progress = progress, .peer_gone = peer_gone,
+	.progress = progress, .peer_gone = peer_gone, .wait_writes = 1,
 };
 
 static void
