@@ -212,7 +212,7 @@ async_port_locked(struct dv_context *ctx)
 }
 
 void
-dv_async_cq_drained(struct dv_cq *c)
+dv_async_cq_drained(struct dv_cq *c, bool took)
 {
 	struct dv_async *a = &dv_ctx(c->cq.context)->async;
 	uint64_t n, now = 0;
@@ -224,10 +224,14 @@ dv_async_cq_drained(struct dv_cq *c)
 		srqs = now >= __atomic_load_n(&a->next_scan,
 					      __ATOMIC_RELAXED);
 	}
-	if (!srqs && !cq_err_due(c, &n))
+	if (!srqs && !(took && cq_err_due(c, &n)))
 		return;
-	if (pthread_mutex_trylock(&a->lock) != 0)
-		return;	/* another thread scans, or the next poll will */
+	if (pthread_mutex_trylock(&a->lock) != 0) {
+		/* another thread scans, or the next drained poll will */
+		if (took)
+			__atomic_store_n(&c->took, true, __ATOMIC_RELAXED);
+		return;
+	}
 	if (srqs)
 		__atomic_store_n(&a->next_scan, now + rte_get_tsc_hz() / 1000,
 				 __ATOMIC_RELAXED);
@@ -480,6 +484,10 @@ ibv_ack_async_event(struct ibv_async_event *ev)
 	}
 	pthread_mutex_lock(mu);
 	__atomic_add_fetch(done, 1, __ATOMIC_RELEASE);	/* read by scans */
+	/* an overrun since waits for this: the next drained poll looks */
+	if (ev->event_type == IBV_EVENT_CQ_ERR)
+		__atomic_store_n(&((struct dv_cq *)ev->element.cq)->took, true,
+				 __ATOMIC_RELAXED);
 	pthread_cond_signal(cv);
 	pthread_mutex_unlock(mu);
 }

@@ -125,6 +125,8 @@ struct dv_cq {
 	uint64_t overruns_told;		/* dpdat_cq_overruns() last raised */
 	bool err_queued;		/* its CQ error waits in the queue */
 	uint32_t async_taken;		/* events taken by the program */
+	bool took;			/* a poll took completions since the
+					 * last drained one (ibv_poll_cq) */
 };
 
 /* Remove the completions of QP qpn (destroyed) from cq; its poll_lock
@@ -139,6 +141,8 @@ struct dv_srq {
 	struct dv_srq *armed_next;
 	bool armed;			/* on the context's armed list */
 	uint32_t async_taken;		/* events taken by the program */
+	bool took;			/* a poll took completions since the
+					 * last drained one (ibv_poll_cq) */
 };
 
 /* A QP's asynchronous event state, in its struct dv_qp (the context's
@@ -251,8 +255,10 @@ void dv_async_add_qp(struct dv_qp_async *q);
 void dv_async_unlist_qp(struct dv_qp_async *q);
 void dv_async_forget_qp(struct dv_qp_async *q);
 void dv_async_qp_erred(struct ibv_context *ctx);
-/* A poll found c drained: raise what its counters show. */
-void dv_async_cq_drained(struct dv_cq *c);
+/* A poll found c drained: raise what its counters show; its overruns
+ * only if took (a poll took completions since the last drained one: a
+ * CQ that overran was full, so the polls that empty it take some). */
+void dv_async_cq_drained(struct dv_cq *c, bool took);
 
 /* The context operations of the other modules. */
 void dv_cq_ops(struct verbs_context *vc);

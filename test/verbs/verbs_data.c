@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <stdint.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,6 +534,44 @@ step_error(const char *what, enum ibv_wc_status want, uint8_t rnr_retry,
 	CHECK(ibv_destroy_qp(qp) == 0, "destroy_qp");
 }
 
+/* Another overrun of small, raised by the poll that drains it: async_fd
+ * turns readable with no ibv_get_async_event called (a program that
+ * watches async_fd with poll(2) and polls its CQs sees it); async_fd is
+ * non-blocking. */
+static void
+overrun_by_poll(struct ibv_qp *qp, struct ibv_cq *small,
+		const struct info *peer)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	struct ibv_wc wc[32];
+	int ready = 0;
+
+	for (int i = 0; i < 16; i++)
+		CHECK(post_send(qp, 200 + (uint64_t)i, IBV_WR_RDMA_WRITE, buf,
+				64, mr->lkey, 0, peer->addr, peer->rkey) == 0,
+		      "overrun by poll: post %d", i);
+	for (int i = 0; i < 10000 && !ready; i++) {
+		usleep(1000);
+		while (ibv_poll_cq(small, 32, wc) > 0)
+			;
+		ready = poll(&pfd, 1, 0) == 1;
+	}
+	CHECK(ready, "overrun by poll: async_fd not readable after the "
+	      "polls that drained the CQ");
+	if (ibv_get_async_event(ctx, &ev) == 0) {
+		CHECK(ev.event_type == IBV_EVENT_CQ_ERR &&
+		      ev.element.cq == small, "overrun by poll: %s",
+		      ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	usleep(lossy ? 500000 : 50000);	/* the rest of the WRITEs */
+	while (ibv_poll_cq(small, 32, wc) > 0)
+		;
+	while (ibv_get_async_event(ctx, &ev) == 0)
+		ibv_ack_async_event(&ev);
+}
+
 /* A CQ overrun: a send CQ of 4 entries, 16 signalled WRITEs not polled
  * while they complete. The completions that do not fit are lost, and the
  * context raises IBV_EVENT_CQ_ERR for that CQ (taken here with async_fd
@@ -587,6 +626,7 @@ step_overrun(void)
 		}
 		CHECK(errno == EAGAIN, "get_async_event: %s",
 		      strerror(errno));
+		overrun_by_poll(qp, small, &peer);
 		fcntl(ctx->async_fd, F_SETFL, fl);
 		CHECK(got >= 1 && got < 16, "overrun: %d completions kept",
 		      got);
