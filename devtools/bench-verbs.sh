@@ -27,8 +27,9 @@
 #   --quick      2 rounds of 1000 iterations (about a minute)
 #   --out DIR    where results go (default $BUILD/bench, BUILD=build)
 # Overrides: BENCH_VERBS_ROUNDS (7), BENCH_VERBS_TESTS ("write_lat
-# read_lat write_bw send_bw"), BENCH_VERBS_ITERS (the programs' -n;
-# unset: their defaults), BENCH_VERBS_PROGRESS (the shim's
+# read_lat write_bw send_bw"), BENCH_VERBS_ITERS (the programs' -n, the
+# same for all three; unset: 1000 for latency, 5000 for bandwidth, 1000
+# with --quick), BENCH_VERBS_PROGRESS (the shim's
 # DPDAT_VERBS_PROGRESS, or SERVER/CLIENT for each side: hybrid).
 set -euo pipefail
 here=$PWD
@@ -65,8 +66,15 @@ for p in "$prog_s" "$prog_c"; do
 	*) echo "bench-verbs: BENCH_VERBS_PROGRESS: '$progress' (hybrid, thread, inline, or SERVER/CLIENT)" >&2; exit 2 ;;
 	esac
 done
-iters=()
-[ -z "${BENCH_VERBS_ITERS:-}" ] || iters=(-n "$BENCH_VERBS_ITERS")
+# The same count for all three: perftest's defaults differ by program
+# (ib_send_bw 1000, ib_write_bw 5000; dpdat-perf's bandwidth tests 5000),
+# and at 64 KiB 1000 are 10 ms of transfer, where the start weighs more
+iters_of() {
+	if [ -n "${BENCH_VERBS_ITERS:-}" ]; then echo "$BENCH_VERBS_ITERS"
+	elif [ "$quick" = 1 ]; then echo 1000
+	else case $1 in *_lat) echo 1000 ;; *) echo 5000 ;; esac
+	fi
+}
 run=$build/app/dpdat-run/dpdat-run
 perf=$build/app/dpdat-perf/dpdat-perf
 for p in "$run" "$perf"; do
@@ -81,8 +89,9 @@ size() { case $1 in *_lat) echo 8 ;; *) echo 65536 ;; esac; }
 # One pair; prints the client's figure (nan when it failed).
 # kind: perftest | dpverbs | native
 one() {
-	local kind=$1 t=$2 s sock port log srv spid st fig
+	local kind=$1 t=$2 s sock port log srv spid st fig iters
 	s=$(size "$t")
+	iters=(-n "$(iters_of "$t")")
 	port=$((30000 + RANDOM % 20000))
 	sock=/tmp/dpdat-bench-verbs-$$.sock
 	log=$logs/$kind-$t-$port
