@@ -31,6 +31,10 @@
 #   --apps       1, 2 and 4 applications on shares of one NIC instead
 #                (devtools/bench-apps.sh: two namespaces, a table and
 #                apps.json)
+#   --cc         congestion control through a shaped bottleneck instead
+#                (devtools/bench-cc.sh: three namespaces on a bridge, one
+#                flow, two into one, beside TCP; a goals table, cc.json
+#                and a plot a case)
 #   --quick      3 sizes each, shorter runs, 2 short rounds of the goals,
 #                not judged: a smoke run (2 to 3 minutes; BENCH_QUICK=1)
 #   --link KIND  memif (default: one host), or af_xdp or af_packet between
@@ -60,6 +64,7 @@ for a in "$@"; do	# the loss and verbs tables are scripts of their own
 	[ "$a" != --loss ] || exec devtools/bench-loss.sh "$@"
 	[ "$a" != --verbs ] || exec devtools/bench-verbs.sh "$@"
 	[ "$a" != --apps ] || exec devtools/bench-apps.sh "$@"
+	[ "$a" != --cc ] || exec devtools/bench-cc.sh "$@"
 done
 
 build=${BUILD:-build}
