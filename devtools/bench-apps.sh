@@ -31,29 +31,9 @@ here=$PWD
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '/^# Usage:/,/^# BENCH_APPS_ITERS/s/^# \{0,1\}//p' "$self"; }
-
+. devtools/lib-bench.sh
 build=${BUILD:-build}
-quick=${BENCH_QUICK:-0} out="" kind=af_xdp
-while [ $# -gt 0 ]; do
-	case $1 in
-	--apps) ;;
-	--quick) quick=1 ;;
-	--link) kind=${2:?--link af_xdp|af_packet}; shift ;;
-	--out) out=${2:?--out DIR}; shift ;;
-	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit 2 ;;
-	esac
-	shift
-done
-case $kind in af_xdp | af_packet) ;;
-	*) echo "bench-apps: --link $kind: af_xdp or af_packet" >&2; exit 2 ;; esac
-[ "$(id -u)" -eq 0 ] || { echo "bench-apps: network namespaces need root" >&2; exit 1; }
-[ -z "$out" ] || case $out in /*) ;; *) out=$here/$out ;; esac
-out=${out:-$build/bench}
-mkdir -p "$out/logs-apps"
-out=$(cd "$out" && pwd)
-logs=$out/logs-apps
+bench_netns_opts apps "$@"
 rounds=${BENCH_APPS_ROUNDS:-5} secs=${BENCH_APPS_SECS:-3}
 iters=${BENCH_APPS_ITERS:-20000}
 [ "$quick" = 0 ] || { rounds=${BENCH_APPS_ROUNDS:-2}; secs=${BENCH_APPS_SECS:-1}; iters=${BENCH_APPS_ITERS:-2000}; }

@@ -42,29 +42,9 @@ here=$PWD
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '/^# Usage:/,/^# BENCH_CC_CASES/s/^# \{0,1\}//p' "$self"; }
-
+. devtools/lib-bench.sh
 build=${BUILD:-build}
-quick=${BENCH_QUICK:-0} out="" kind=af_xdp
-while [ $# -gt 0 ]; do
-	case $1 in
-	--cc) ;;
-	--quick) quick=1 ;;
-	--link) kind=${2:?--link af_xdp|af_packet}; shift ;;
-	--out) out=${2:?--out DIR}; shift ;;
-	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit 2 ;;
-	esac
-	shift
-done
-case $kind in af_xdp | af_packet) ;;
-	*) echo "bench-cc: --link $kind: af_xdp or af_packet" >&2; exit 2 ;; esac
-[ "$(id -u)" -eq 0 ] || { echo "bench-cc: network namespaces need root" >&2; exit 1; }
-[ -z "$out" ] || case $out in /*) ;; *) out=$here/$out ;; esac
-out=${out:-$build/bench}
-mkdir -p "$out/logs-cc"
-out=$(cd "$out" && pwd)
-logs=$out/logs-cc
+bench_netns_opts cc "$@"
 rm -f "$logs"/*
 rounds=${BENCH_CC_ROUNDS:-3} secs=${BENCH_CC_SECS:-3}
 [ "$quick" = 0 ] || { rounds=${BENCH_CC_ROUNDS:-1}; secs=${BENCH_CC_SECS:-1}; }

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Copyright (c) 2026 The dpdat authors
 #
-# Shared by devtools/bench-rc.sh and devtools/bench.sh (sourced, not run):
+# Shared by the devtools/bench*.sh scripts (sourced, not run):
 # the raw link as dpdk-testpmd txonly -> rxonly over a memif pair, the
-# median, and cleanup of the processes a script started (by pid only).
+# median, cleanup of the processes a script started (by pid only), and
+# the options of the benches between network namespaces.
 
 BENCH_PIDS=()		# background processes to end on exit
 # shellcheck disable=SC2034 # results for the scripts that source this
@@ -98,4 +99,43 @@ bench_testpmd_pps() {
 	BENCH_PPS_MAX=$(grep -o 'Rx-pps: *[0-9]*' "$dir/tp-rx.log" |
 		awk '$2 > m { m = $2 } END { print m + 0 }')
 	[ "$BENCH_PPS" -gt 0 ]
+}
+
+# bench_netns_opts NAME ARGS...: the options of a bench between network
+# namespaces (bench-NAME.sh, bench.sh --NAME): --quick, --link KIND
+# (af_xdp or af_packet), --out DIR, -h. Sets quick (BENCH_QUICK), kind,
+# out (absolute, made) and logs (out/logs-NAME); needs root. Wants self
+# (the script's path: -h prints its "# Usage:" block, bench_usage), here
+# (the caller's directory) and build.
+bench_netns_opts() {
+	local name=$1
+	shift
+	quick=${BENCH_QUICK:-0} out="" kind=af_xdp
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--"$name") ;;
+		--quick) quick=1 ;;
+		--link) kind=${2:?--link af_xdp|af_packet}; shift ;;
+		--out) out=${2:?--out DIR}; shift ;;
+		-h | --help) bench_usage; exit 0 ;;
+		*) bench_usage >&2; exit 2 ;;
+		esac
+		shift
+	done
+	case $kind in af_xdp | af_packet) ;;
+	*) echo "bench-$name: --link $kind: af_xdp or af_packet" >&2; exit 2 ;;
+	esac
+	[ "$(id -u)" -eq 0 ] ||
+		{ echo "bench-$name: network namespaces need root" >&2; exit 1; }
+	[ -z "$out" ] || case $out in /*) ;; *) out=$here/$out ;; esac
+	out=${out:-$build/bench}
+	mkdir -p "$out/logs-$name"
+	out=$(cd "$out" && pwd)
+	logs=$out/logs-$name
+}
+
+# The script's "# Usage:" block, up to its "# Overrides:" paragraph's end
+# (the first line after it that is not a comment).
+bench_usage() {
+	sed -n '/^# Usage:/,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$self"
 }
