@@ -135,49 +135,6 @@ port_kern_ipv4(const char *ifname, uint32_t *ip)
 	return n > 0 ? 0 : n < 0 ? n : -EADDRNOTAVAIL;
 }
 
-/* The MAC of another interface of this network namespace that has ip:
- * another application's share of the same NIC (doc/guides/many-apps.md).
- * The kernel resolves no neighbour for its own addresses, and a macvlan in
- * bridge mode delivers a frame for a sibling's MAC to it at once. (The
- * shares' parent itself is not reached so: macvlan sends a frame for the
- * parent's MAC out of the NIC.) 0, or -ENOENT when no other interface that
- * is up and not loopback has ip. Runs once a neighbour, not per packet. */
-static int
-kern_local_mac(const char *ifname, uint32_t ip, struct rte_ether_addr *mac)
-{
-	char owner[IF_NAMESIZE] = "";
-	struct ifaddrs *ifa, *a;
-	int ret = -ENOENT;
-
-	if (getifaddrs(&ifa) != 0)
-		return -ENOENT;
-	/* an interface that is up, not loopback; an address label
-	 * ("mv1:0") names its interface before the colon */
-	for (a = ifa; a != NULL && owner[0] == '\0'; a = a->ifa_next)
-		if (a->ifa_addr != NULL && a->ifa_addr->sa_family == AF_INET &&
-		    ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr == ip &&
-		    (a->ifa_flags & IFF_UP) && !(a->ifa_flags & IFF_LOOPBACK)) {
-			snprintf(owner, sizeof(owner), "%.*s",
-				 (int)strcspn(a->ifa_name, ":"), a->ifa_name);
-			if (strcmp(owner, ifname) == 0)
-				owner[0] = '\0';
-		}
-	for (a = ifa; a != NULL && owner[0] != '\0'; a = a->ifa_next) {
-		const struct sockaddr_ll *ll =
-			(const struct sockaddr_ll *)a->ifa_addr;
-
-		if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_PACKET ||
-		    strcmp(a->ifa_name, owner) != 0 ||
-		    ll->sll_halen != RTE_ETHER_ADDR_LEN)
-			continue;
-		memcpy(mac->addr_bytes, ll->sll_addr, RTE_ETHER_ADDR_LEN);
-		ret = rte_is_valid_assigned_ether_addr(mac) ? 0 : -ENOENT;
-		break;
-	}
-	freeifaddrs(ifa);
-	return ret;
-}
-
 /* Is ip one of ifname's addresses? (true when that cannot be told) */
 static bool
 kern_has_ipv4(const char *ifname, uint32_t ip)
@@ -294,6 +251,163 @@ kern_nl_talk(struct dpdat_port *p, struct nlmsghdr *nlh, mnl_cb_t cb,
 		-errno : 0;
 }
 
+/* What RTM_GETLINK tells of an interface: its lower device (IFLA_LINK,
+ * and the namespace it is in when not ours), whether it is a macvlan and
+ * in bridge mode. */
+struct kern_link {
+	bool has_link, has_nsid, macvlan, bridge_mode;
+	uint32_t link;
+	int32_t nsid;
+};
+
+static int
+kern_macvlan_attr(const struct nlattr *a, void *arg)
+{
+	struct kern_link *l = arg;
+
+	if (mnl_attr_get_type(a) == IFLA_MACVLAN_MODE &&
+	    mnl_attr_get_payload_len(a) == 4)
+		l->bridge_mode = mnl_attr_get_u32(a) == MACVLAN_MODE_BRIDGE;
+	return MNL_CB_OK;
+}
+
+static int
+kern_linkinfo_attr(const struct nlattr *a, void *arg)
+{
+	struct kern_link *l = arg;
+
+	/* the kind comes before its data */
+	if (mnl_attr_get_type(a) == IFLA_INFO_KIND &&
+	    mnl_attr_validate(a, MNL_TYPE_STRING) == 0)
+		l->macvlan = strcmp(mnl_attr_get_str(a), "macvlan") == 0;
+	else if (mnl_attr_get_type(a) == IFLA_INFO_DATA && l->macvlan)
+		mnl_attr_parse_nested(a, kern_macvlan_attr, l);
+	return MNL_CB_OK;
+}
+
+static int
+kern_link_attr(const struct nlattr *a, void *arg)
+{
+	struct kern_link *l = arg;
+
+	switch (mnl_attr_get_type(a)) {
+	case IFLA_LINK:
+		if (mnl_attr_get_payload_len(a) == 4) {
+			l->link = mnl_attr_get_u32(a);
+			l->has_link = true;
+		}
+		break;
+	case IFLA_LINK_NETNSID:
+		if (mnl_attr_get_payload_len(a) == 4) {
+			l->nsid = (int32_t)mnl_attr_get_u32(a);
+			l->has_nsid = true;
+		}
+		break;
+	case IFLA_LINKINFO:
+		mnl_attr_parse_nested(a, kern_linkinfo_attr, l);
+		break;
+	default:
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int
+kern_link_cb(const struct nlmsghdr *nlh, void *arg)
+{
+	struct kern_link *l = arg;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct ifinfomsg))
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, sizeof(struct ifinfomsg), kern_link_attr, l);
+	return MNL_CB_OK;
+}
+
+static int
+kern_link_get(struct dpdat_port *p, int ifindex, struct kern_link *l)
+{
+	char buf[256];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	ifi->ifi_index = ifindex;
+	memset(l, 0, sizeof(*l));
+	return kern_nl_talk(p, nlh, kern_link_cb, l);
+}
+
+/* Are interfaces a and b macvlan shares in bridge mode of one lower
+ * device? (false when that cannot be told) */
+static bool
+kern_siblings(struct dpdat_port *p, int a, int b)
+{
+	struct kern_link la, lb;
+
+	if (a <= 0 || b <= 0 || p->nl == NULL ||
+	    kern_link_get(p, a, &la) != 0 || kern_link_get(p, b, &lb) != 0)
+		return false;
+	return la.macvlan && la.bridge_mode && lb.macvlan && lb.bridge_mode &&
+	       la.has_link &&
+	       lb.has_link && la.link == lb.link && la.has_nsid == lb.has_nsid &&
+	       (!la.has_nsid || la.nsid == lb.nsid);
+}
+
+/* The MAC of another interface of this network namespace that has ip:
+ * another application's share of the same NIC (doc/guides/many-apps.md).
+ * The kernel resolves no neighbour for its own addresses, and a macvlan in
+ * bridge mode delivers a frame for a sibling's MAC to it at once. Only a
+ * sibling: the shares' parent is not reached so (macvlan sends a frame for
+ * the parent's MAC out of the NIC), nor any other interface (a frame for
+ * its MAC leaves by ours). 0, or -ENOENT when no sibling share that is up
+ * has ip. Runs once a neighbour, not per packet. */
+static int
+kern_local_mac(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
+{
+	const char *ifname = p->ifname;
+	char owner[IF_NAMESIZE] = "";
+	struct ifaddrs *ifa, *a;
+	int ret = -ENOENT;
+
+	if (getifaddrs(&ifa) != 0)
+		return -ENOENT;
+	/* an interface that is up, not loopback; an address label
+	 * ("mv1:0") names its interface before the colon */
+	for (a = ifa; a != NULL && owner[0] == '\0'; a = a->ifa_next)
+		if (a->ifa_addr != NULL && a->ifa_addr->sa_family == AF_INET &&
+		    ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr == ip &&
+		    (a->ifa_flags & IFF_UP) && !(a->ifa_flags & IFF_LOOPBACK)) {
+			snprintf(owner, sizeof(owner), "%.*s",
+				 (int)strcspn(a->ifa_name, ":"), a->ifa_name);
+			if (strcmp(owner, ifname) == 0)
+				owner[0] = '\0';
+		}
+	for (a = ifa; a != NULL && owner[0] != '\0'; a = a->ifa_next) {
+		const struct sockaddr_ll *ll =
+			(const struct sockaddr_ll *)a->ifa_addr;
+
+		if (a->ifa_addr == NULL || a->ifa_addr->sa_family != AF_PACKET ||
+		    strcmp(a->ifa_name, owner) != 0 ||
+		    ll->sll_halen != RTE_ETHER_ADDR_LEN)
+			continue;
+		memcpy(mac->addr_bytes, ll->sll_addr, RTE_ETHER_ADDR_LEN);
+		ret = rte_is_valid_assigned_ether_addr(mac) ? 0 : -ENOENT;
+		break;
+	}
+	freeifaddrs(ifa);
+	if (ret == 0 && !kern_siblings(p, p->ifindex,
+				       (int)if_nametoindex(owner))) {
+		PORT_LOG(INFO, "%s: %s has the address asked for, but is no "
+			 "macvlan share of %s's NIC: resolved by ARP", p->name,
+			 owner, ifname);
+		ret = -ENOENT;
+	}
+	return ret;
+}
+
 /* The kernel's entry for ip on our interface: its NUD state (0 if none). */
 static int
 kern_neigh_get(struct dpdat_port *p, uint32_t ip, struct kern_neigh_ans *ans)
@@ -363,7 +477,7 @@ port_kern_resolve(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 		*mac = e->mac;
 		return 0;
 	}
-	if (e->tries == 0 && kern_local_mac(p->ifname, ip, &e->mac) == 0) {
+	if (e->tries == 0 && kern_local_mac(p, ip, &e->mac) == 0) {
 		inet_ntop(AF_INET, &ip, a, sizeof(a));
 		PORT_LOG(INFO, "%s: %s is on this host (another interface's): "
 			 "its MAC, no ARP", p->name, a);

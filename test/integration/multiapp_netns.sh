@@ -16,7 +16,8 @@
 #     transfer between 198.18.0.1 and .2;
 #   - an application killed with SIGKILL leaves its share free: at once a
 #     new pair runs on the same share and passes;
-#   - two applications on shares of the same host reach each other.
+#   - two applications on shares of the same host reach each other;
+#   - an address on an interface of A that is no share is not.
 # Usage: multiapp_netns.sh <af_xdp|af_packet> <N> <rc_test>
 set -u
 here=$(dirname "$0")
@@ -160,4 +161,28 @@ wait "$spid"; src=$?
 check 1 -local
 [ $src -eq 0 ] && [ $crc -eq 0 ] || fail "on one host: server $src, client $crc"
 echo "multiapp: two applications on shares of the same host: passed"
+# an address of A on an interface that is no share of veth0 (a veth pair
+# of A's own): a frame for its MAC would leave by the NIC, so it is not
+# taken for a sibling share's; the client asks ARP instead (nobody
+# answers here: it is ended once it said which), DPDAT_LOG=info
+ip -n "$NS_A" link add x0 type veth peer name x1 &&
+ip -n "$NS_A" addr add 198.18.0.40/32 dev x0 &&
+ip -n "$NS_A" link set x0 up && ip -n "$NS_A" link set x1 up ||
+	fail "cannot add the veth pair x0/x1 in $NS_A"
+ip netns exec "$NS_A" env DPDAT_LOG=info DPDAT_LOCAL_RANK=2 \
+	DPDAT_TEST_DEV="net_${kind}%l,iface=mv%l" \
+	DPDAT_TEST_SERVER=198.18.0.40 \
+	timeout -k 2 20 "$prog" client "$dir/rdv-foreign" "${args[@]}" \
+	> "$dir/foreign.log" 2>&1 &
+fpid=$!
+for _ in $(seq 100); do
+	grep -q "x0 has the address\|is on this host" "$dir/foreign.log" && break
+	sleep 0.1
+done
+kill "$fpid" 2>/dev/null; wait "$fpid" 2>/dev/null
+grep -h "198.18.0.40\|x0 has the address" "$dir/foreign.log"
+grep -q "x0 has the address asked for, but is no macvlan share" \
+	"$dir/foreign.log" && ! grep -q "is on this host" "$dir/foreign.log" ||
+	{ grep -v "^EAL" "$dir/foreign.log" | tail -n 20; fail "an address on x0 (no share of veth0) was taken for a sibling's"; }
+echo "multiapp: an address on another interface of the host is no share's: ARP"
 echo "PASS: $napps applications on one host over $kind, each alone on its share"
