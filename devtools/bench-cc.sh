@@ -36,7 +36,8 @@
 #   --link KIND  af_xdp (default) or af_packet
 #   --out DIR    where results go (default $BUILD/bench, BUILD=build)
 # Overrides: BENCH_CC_ROUNDS (3), BENCH_CC_SECS (3), BENCH_CC_RATE (400),
-# BENCH_CC_CASES ("one incast2 tcp").
+# BENCH_CC_CASES ("one incast2 tcp"), BENCH_CC_PIN (1: the receiver's
+# processes on CPU 0, the senders' on the others; 0: unpinned).
 set -euo pipefail
 here=$PWD
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
@@ -57,6 +58,17 @@ for c in $cases; do
 done
 perf=$build/app/dpdat-perf/dpdat-perf
 [ -x "$perf" ] || { echo "bench-cc: $perf not built (meson compile -C $build)" >&2; exit 1; }
+# Where the processes run: three hosts on one machine share its CPUs, and
+# a receiver that loses its core to a busy-polling sender acknowledges
+# nothing meanwhile (measured: two into one with swift, unpinned, 0.73 of
+# the bottleneck; pinned, 0.94). The receiver gets CPU 0 to itself, the
+# senders the others, as on hosts of their own. BENCH_CC_PIN=0: unpinned.
+ncpu=$(nproc)
+pin_a=() pin_s=() placement="unpinned"
+if [ "${BENCH_CC_PIN:-1}" != 0 ] && [ "$ncpu" -ge 2 ]; then
+	pin_a=(taskset -c 0) pin_s=(taskset -c "1-$((ncpu - 1))")
+	placement="receiver on CPU 0, senders on CPUs 1-$((ncpu - 1))"
+fi
 case " $cases " in *" tcp "*)
 	command -v iperf3 >/dev/null ||
 		{ echo "bench-cc: iperf3 missing (devtools/setup.sh)" >&2; exit 1; } ;;
@@ -114,29 +126,33 @@ run() {
 	port=$((5201 + r))
 	shape
 	ip netns exec "$NS_C" ping -n -i 0.01 -c 50 -W 1 198.18.0.1 >"$l.idle" 2>&1 || true
-	ip netns exec "$NS_A" "${envs[@]}" timeout -k 5 $((secs + 60)) "$perf" \
-		write_bw --clients "$n" -D "$secs" -s 65536 --dev "$dev" \
+	ip netns exec "$NS_A" "${envs[@]}" "${pin_a[@]}" timeout -k 5 \
+		$((secs + 60)) "$perf" write_bw --clients "$n" -D "$secs" -s 65536 --dev "$dev" \
 		>"$l.server" 2>&1 &
 	sp=$!
 	if [ "$c" = tcp ]; then
-		ip netns exec "$NS_A" timeout $((secs + 60)) iperf3 -s -1 \
+		ip netns exec "$NS_A" "${pin_a[@]}" timeout $((secs + 60)) \
+			iperf3 -s -1 \
 			-p "$port" >"$l.iperf-s" 2>&1 &
 		ip=$!
 	fi
 	sleep 1
-	ip netns exec "$NS_B" "${envs[@]}" timeout -k 5 $((secs + 60)) "$perf" \
+	ip netns exec "$NS_B" "${envs[@]}" "${pin_s[@]}" timeout -k 5 \
+		$((secs + 60)) "$perf" \
 		write_bw -D "$secs" -s 65536 --dev "$dev" 198.18.0.1 \
 		>"$l.client-B" 2>&1 &
 	bp=$!
 	if [ "$c" = incast2 ]; then
-		ip netns exec "$NS_C" "${envs[@]}" timeout -k 5 $((secs + 60)) \
+		ip netns exec "$NS_C" "${envs[@]}" "${pin_s[@]}" timeout -k 5 \
+			$((secs + 60)) \
 			"$perf" write_bw -D "$secs" -s 65536 --dev "$dev" \
 			198.18.0.1 >"$l.client-C" 2>&1 &
 		cpp=$!
 	elif [ "$c" = tcp ]; then
 		# counted from its second second (-O 1: slow start, and
 		# dpdat's stream connecting) to about when dpdat's ends
-		ip netns exec "$NS_C" timeout $((secs + 30)) iperf3 -c 198.18.0.1 \
+		ip netns exec "$NS_C" "${pin_s[@]}" timeout $((secs + 30)) \
+			iperf3 -c 198.18.0.1 \
 			-p "$port" -O 1 -t $((secs > 1 ? secs - 1 : 1)) -J \
 			>"$l.iperf-c" 2>&1 &
 		cpp=$!
@@ -210,7 +226,7 @@ PY
 trap 'netns_down' EXIT
 total=0
 for c in $cases; do total=$((total + 2 * rounds)); done
-echo "bench-cc: $rounds round(s) of ${cases// /, }; $kind; ${secs} s streams through ${rate} Mbit/s (tbf, 5 ms), none and swift alternated"
+echo "bench-cc: $rounds round(s) of ${cases// /, }; $kind; ${secs} s streams through ${rate} Mbit/s (tbf, 5 ms), none and swift alternated; $placement"
 k=0
 for ((r = 1; r <= rounds; r++)); do
 	for c in $cases; do
@@ -232,10 +248,11 @@ print("dpdat %.1f MiB/s%s, drops %s, ping p50 %s ms p99 %s ms" % (s,
 done
 
 python3 - "$logs/runs.json" "$out/cc.json" "$quick" "$kind" "$secs" \
-	"$ecn_note" <<'PY'
+	"$ecn_note" "$placement" <<'PY'
 import json, statistics, sys
 runs = [json.loads(x) for x in open(sys.argv[1])]
 quick, kind, secs, ecn_note = sys.argv[3] == "1", sys.argv[4], sys.argv[5], sys.argv[6]
+placement = sys.argv[7]
 def med(v):
     v = [x for x in v if x is not None]
     return statistics.median(v) if v else None
@@ -279,8 +296,9 @@ for case in dict.fromkeys(r["case"] for r in runs):
         row["verdict"] = ("" if not goal else "not judged" if quick or row["failed"]
                           else "met" if met else "missed")
         rows.append(row)
-json.dump({"link": kind, "secs": int(secs), "rows": rows, "runs": runs,
-           "ecn": ecn_note}, open(sys.argv[2], "w"), indent=1)
+json.dump({"link": kind, "secs": int(secs), "placement": placement,
+           "rows": rows, "runs": runs, "ecn": ecn_note},
+          open(sys.argv[2], "w"), indent=1)
 f = lambda v, fmt: "-" if v is None else fmt % v
 print()
 print("%-8s %-5s %6s %6s %5s %7s %8s %8s %9s %6s  %s" % ("case", "cc", "dpdat", "tcp",
