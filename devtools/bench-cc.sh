@@ -3,14 +3,15 @@
 # Copyright (c) 2026 The dpdat authors
 #
 # Congestion control through a shaped bottleneck, side by side in one run.
-# Hosts A (198.18.0.1), B (.2) and C (.3) are network namespaces on a
-# bridge (made here, as root, and removed on exit); the bridge's port
+# Hosts A (198.18.0.1), B (.2), C (.3) and D (.4) are network namespaces
+# on a bridge (made here, as root, and removed on exit); the bridge's port
 # towards A is shaped with tbf (BENCH_CC_RATE Mbit/s, 5 ms of queue): the
 # switch port in front of a receiver. Cases, each run without congestion
 # control (none) and with dpdat's delay-based control (swift,
 # DPDAT_SWIFT=on), alternated in an order that turns every round:
 #   - one:     B streams 64 KiB WRITEs to A (dpdat-perf write_bw);
 #   - incast2: B and C stream to A at once (--clients 2);
+#   - incast3: B, C and D (.4) stream to A at once (--clients 3);
 #   - tcp:     B's dpdat stream and an iperf3 TCP stream from C at once.
 # Beside every run the kernel's ping from C to A every 10 ms is the probe
 # of the queue's delay (a dpdat probe would need a second dpdat process
@@ -23,8 +24,8 @@
 # The goals (issue 26) are judged on the medians of the rounds with
 # swift:
 #   one      goodput >= 0.9 of the bottleneck, p99 - idle median <= 200 us
-#   incast2  sum >= 0.9, Jain >= 0.95, drops <= 0.1 % of packets, the
-#            probe's p99 <= 2 x its idle p99 + 200 us
+#   incast2, incast3  sum >= 0.9, Jain >= 0.95, drops <= 0.1 % of
+#            packets, the probe's p99 <= 2 x its idle p99 + 200 us
 #   tcp      neither dpdat nor TCP under a third of the bottleneck
 #   ECN      needs a marking queue (fq_codel or red with ecn): reported
 #            as not measured when the kernel has none
@@ -36,7 +37,7 @@
 #   --link KIND  af_xdp (default) or af_packet
 #   --out DIR    where results go (default $BUILD/bench, BUILD=build)
 # Overrides: BENCH_CC_ROUNDS (3), BENCH_CC_SECS (3), BENCH_CC_RATE (400),
-# BENCH_CC_CASES ("one incast2 tcp"), BENCH_CC_PIN (1: the receiver's
+# BENCH_CC_CASES ("one incast2 incast3 tcp"), BENCH_CC_PIN (1: the receiver's
 # processes on CPU 0, the senders' on the others; 0: unpinned).
 set -euo pipefail
 here=$PWD
@@ -50,10 +51,10 @@ rm -f "$logs"/*
 rounds=${BENCH_CC_ROUNDS:-3} secs=${BENCH_CC_SECS:-3}
 [ "$quick" = 0 ] || { rounds=${BENCH_CC_ROUNDS:-1}; secs=${BENCH_CC_SECS:-1}; }
 rate=${BENCH_CC_RATE:-400}
-cases=${BENCH_CC_CASES:-"one incast2 tcp"}
+cases=${BENCH_CC_CASES:-"one incast2 incast3 tcp"}
 for c in $cases; do
-	case $c in one | incast2 | tcp) ;;
-	*) echo "bench-cc: BENCH_CC_CASES: '$c' (one, incast2, tcp)" >&2; exit 2 ;;
+	case $c in one | incast2 | incast3 | tcp) ;;
+	*) echo "bench-cc: BENCH_CC_CASES: '$c' (one, incast2, incast3, tcp)" >&2; exit 2 ;;
 	esac
 done
 perf=$build/app/dpdat-perf/dpdat-perf
@@ -81,6 +82,9 @@ netns_bridge
 netns_up 1500
 netns_add_host "$NS_C" 198.18.0.3 1500 ||
 	{ echo "bench-cc: no host C" >&2; exit 1; }
+NS_D="${NS_TAG}d"
+netns_add_host "$NS_D" 198.18.0.4 1500 ||
+	{ echo "bench-cc: no host D" >&2; exit 1; }
 shape() {	# a fresh queue (and fresh counters) for every run
 	tc qdisc del dev "${NS_A}o" root 2>/dev/null || true
 	tc qdisc add dev "${NS_A}o" root tbf rate "${rate}mbit" \
@@ -95,21 +99,23 @@ if tc qdisc replace dev "${NS_A}o" root fq_codel ce_threshold 1ms ecn \
 fi
 shape
 
-# sample LOG SECS: every 100 ms, seconds since start and the bytes B and
-# C sent into the bridge (their ports' rx counters, root namespace)
+# sample LOG SECS: every 100 ms, seconds since start and the MiB/s B, C
+# and D sent into the bridge (their ports' rx counters, root namespace)
 sample() {
-	local f=$1 t0 t b c i n=$(($2 * 10 + 15))
+	local f=$1 t0 t b c d i n=$(($2 * 10 + 15))
 	t0=$(date +%s.%N)
 	for ((i = 0; i < n; i++)); do
 		t=$(date +%s.%N)
 		read -r b </sys/class/net/"${NS_B}o"/statistics/rx_bytes
 		read -r c </sys/class/net/"${NS_C}o"/statistics/rx_bytes
-		echo "$t $b $c"
+		read -r d </sys/class/net/"${NS_D}o"/statistics/rx_bytes
+		echo "$t $b $c $d"
 		sleep 0.1
 	done | awk -v t0="$t0" 'NR > 1 { dt = $1 - pt;
-		printf "%.2f %.3f %.3f\n", $1 - t0, ($2 - pb) / dt / 1048576,
-		       ($3 - pc) / dt / 1048576 }
-		{ pt = $1; pb = $2; pc = $3 }' >"$f"
+		printf "%.2f %.3f %.3f %.3f\n", $1 - t0,
+		       ($2 - pb) / dt / 1048576, ($3 - pc) / dt / 1048576,
+		       ($4 - pd) / dt / 1048576 }
+		{ pt = $1; pb = $2; pc = $3; pd = $4 }' >"$f"
 }
 
 # pct P < times: the P-th quantile of the numbers on stdin
@@ -119,10 +125,12 @@ pct() { sort -g | awk -v p="$1" '{ v[NR] = $1 } END {
 
 # run CASE CC ROUND: one run; appends its record (JSON) to $logs/runs.json
 run() {
-	local c=$1 cc=$2 r=$3 l=$logs/$1-$2-$3 n=1 port sp bp cpp pp ip=
-	local envs=()
+	local c=$1 cc=$2 r=$3 l=$logs/$1-$2-$3 n=1 port sp pp ip= h ns
+	local envs=() senders=(B) pids=()
 	[ "$cc" = swift ] && envs=(env DPDAT_SWIFT=on)
-	[ "$c" = incast2 ] && n=2
+	[ "$c" = incast2 ] && senders=(B C)
+	[ "$c" = incast3 ] && senders=(B C D)
+	n=${#senders[@]}
 	port=$((5201 + r))
 	shape
 	ip netns exec "$NS_C" ping -n -i 0.01 -c 50 -W 1 198.18.0.1 >"$l.idle" 2>&1 || true
@@ -137,27 +145,21 @@ run() {
 		ip=$!
 	fi
 	sleep 1
-	ip netns exec "$NS_B" "${envs[@]}" "${pin_s[@]}" timeout -k 5 \
-		$((secs + 60)) "$perf" \
-		write_bw -D "$secs" -s 65536 --dev "$dev" 198.18.0.1 \
-		>"$l.client-B" 2>&1 &
-	bp=$!
-	if [ "$c" = incast2 ]; then
-		ip netns exec "$NS_C" "${envs[@]}" "${pin_s[@]}" timeout -k 5 \
-			$((secs + 60)) \
-			"$perf" write_bw -D "$secs" -s 65536 --dev "$dev" \
-			198.18.0.1 >"$l.client-C" 2>&1 &
-		cpp=$!
-	elif [ "$c" = tcp ]; then
+	for h in "${senders[@]}"; do
+		ns=NS_$h
+		ip netns exec "${!ns}" "${envs[@]}" "${pin_s[@]}" timeout -k 5 \
+			$((secs + 60)) "$perf" write_bw -D "$secs" -s 65536 \
+			--dev "$dev" 198.18.0.1 >"$l.client-$h" 2>&1 &
+		pids+=($!)
+	done
+	if [ "$c" = tcp ]; then
 		# counted from its second second (-O 1: slow start, and
 		# dpdat's stream connecting) to about when dpdat's ends
 		ip netns exec "$NS_C" "${pin_s[@]}" timeout $((secs + 30)) \
 			iperf3 -c 198.18.0.1 \
 			-p "$port" -O 1 -t $((secs > 1 ? secs - 1 : 1)) -J \
 			>"$l.iperf-c" 2>&1 &
-		cpp=$!
-	else
-		cpp=
+		pids+=($!)
 	fi
 	sample "$l.rates" "$secs" &
 	local smp=$!
@@ -165,9 +167,10 @@ run() {
 	ip netns exec "$NS_C" ping -n -D -i 0.01 -c $((secs * 100 - 50)) -W 1 \
 		198.18.0.1 >"$l.ping" 2>&1 &
 	pp=$!
-	local st=0
-	wait "$bp" || st=1
-	[ -z "$cpp" ] || wait "$cpp" || st=1
+	local st=0 p
+	for p in "${pids[@]}"; do
+		wait "$p" || st=1
+	done
 	wait "$sp" || st=1
 	[ -z "$ip" ] || wait "$ip" || true
 	wait "$pp" || true
@@ -266,7 +269,7 @@ for case in dict.fromkeys(r["case"] for r in runs):
         row = {"case": case, "cc": cc, "rounds": len(rs),
                "failed": sum(not r["ok"] for r in rs),
                "dpdat_share": med([sum(r["dpdat_mib"].values()) / bn for r in rs]),
-               "jain": med([r["jain"] for r in rs]) if case == "incast2" else None,
+               "jain": med([r["jain"] for r in rs]) if case.startswith("incast") else None,
                "drop_pct": med([100 * r["drops"] / max(1, r["pkts"] + r["drops"])
                                 for r in rs if r["pkts"] is not None]),
                "idle_p50_ms": med([r["idle_p50_ms"] for r in rs]),
@@ -283,7 +286,7 @@ for case in dict.fromkeys(r["case"] for r in runs):
         if cc == "swift" and case == "one":
             goal = "share >= 0.9, p99 - idle <= 200 us"
             met = row["dpdat_share"] >= 0.9 and row["qdelay_p99_us"] <= 200
-        elif cc == "swift" and case == "incast2":
+        elif cc == "swift" and case.startswith("incast"):
             goal = "sum >= 0.9, Jain >= 0.95, drops <= 0.1 %, p99 <= 2 idle p99 + 200 us"
             met = (row["dpdat_share"] >= 0.9 and (row["jain"] or 0) >= 0.95
                    and row["drop_pct"] <= 0.1 and row["ping_p99_ms"] <=
@@ -325,6 +328,20 @@ PY
 if command -v gnuplot >/dev/null; then
 	for c in $cases; do
 		a=$logs/$c-none-$rounds b=$logs/$c-swift-$rounds
+		# the senders of the case: columns 2 (B), 3 (C), 4 (D)
+		case $c in one) hs="B" ;; incast3) hs="B C D" ;; *) hs="B C" ;; esac
+		lines=()
+		for f in "$a:none" "$b:swift"; do
+			col=2
+			for h in B C D; do
+				case " $hs " in *" $h "*)
+					who=$h; [ "$c" = tcp ] && [ $h = C ] && who="C (TCP)"
+					lines+=("\"${f%:*}.rates\" u 1:$col w l t \"$who, ${f#*:}\"") ;;
+				esac
+				col=$((col + 1))
+			done
+		done
+		plot=$(IFS=,; echo "${lines[*]}")
 		gnuplot <<EOF 2>"$logs/gnuplot-$c.err" || echo "bench-cc: gnuplot failed for $c (see $logs/gnuplot-$c.err)" >&2
 set terminal pngcairo size 900,700 noenhanced
 set output "$out/cc-$c.png"
@@ -332,8 +349,7 @@ set multiplot layout 2,1 title "$c through ${rate} Mbit/s ($kind, round $rounds)
 set ylabel "MiB/s sent"
 set key top right
 set grid
-plot "$a.rates" u 1:2 w l t "B, none", "$a.rates" u 1:3 w l t "C, none", \
-     "$b.rates" u 1:2 w l t "B, swift", "$b.rates" u 1:3 w l t "C, swift"
+plot $plot
 set ylabel "ping C -> A, ms"
 set xlabel "s"
 set logscale y
