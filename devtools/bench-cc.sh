@@ -64,11 +64,14 @@ perf=$build/app/dpdat-perf/dpdat-perf
 # nothing meanwhile (measured: two into one with swift, unpinned, 0.73 of
 # the bottleneck; pinned, 0.94). The receiver gets CPU 0 to itself, the
 # senders the others, as on hosts of their own. BENCH_CC_PIN=0: unpinned.
-ncpu=$(nproc)
+# the CPUs this process may use (a cpuset may leave out CPU 0)
+cpus=$(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
+read -r -a cpus <<<"$cpus"
 pin_a=() pin_s=() placement="unpinned"
-if [ "${BENCH_CC_PIN:-1}" != 0 ] && [ "$ncpu" -ge 2 ]; then
-	pin_a=(taskset -c 0) pin_s=(taskset -c "1-$((ncpu - 1))")
-	placement="receiver on CPU 0, senders on CPUs 1-$((ncpu - 1))"
+if [ "${BENCH_CC_PIN:-1}" != 0 ] && [ ${#cpus[@]} -ge 2 ]; then
+	rest=$(IFS=,; echo "${cpus[*]:1}")
+	pin_a=(taskset -c "${cpus[0]}") pin_s=(taskset -c "$rest")
+	placement="receiver on CPU ${cpus[0]}, senders on CPUs $rest"
 fi
 case " $cases " in *" tcp "*)
 	command -v iperf3 >/dev/null ||
@@ -117,11 +120,6 @@ sample() {
 		       ($4 - pd) / dt / 1048576 }
 		{ pt = $1; pb = $2; pc = $3; pd = $4 }' >"$f"
 }
-
-# pct P < times: the P-th quantile of the numbers on stdin
-pct() { sort -g | awk -v p="$1" '{ v[NR] = $1 } END {
-	if (!NR) { print "nan"; exit } i = int(NR * p + 0.5); if (i < 1) i = 1;
-	if (i > NR) i = NR; print v[i] }'; }
 
 # run CASE CC ROUND: one run; appends its record (JSON) to $logs/runs.json
 run() {
@@ -226,7 +224,6 @@ PY
 		>"$l.pingt"
 }
 
-trap 'netns_down' EXIT
 total=0
 for c in $cases; do total=$((total + 2 * rounds)); done
 echo "bench-cc: $rounds round(s) of ${cases// /, }; $kind; ${secs} s streams through ${rate} Mbit/s (tbf, 5 ms), none and swift alternated; $placement"
@@ -282,22 +279,29 @@ for case in dict.fromkeys(r["case"] for r in runs):
         if case == "tcp":
             row["tcp_share"] = med([r["tcp_mib"] / bn for r in rs
                                     if r.get("tcp_mib") is not None])
-        goal, met = "", None
+        goal, need = "", []
         if cc == "swift" and case == "one":
             goal = "share >= 0.9, p99 - idle <= 200 us"
-            met = row["dpdat_share"] >= 0.9 and row["qdelay_p99_us"] <= 200
+            need = ["dpdat_share", "qdelay_p99_us"]
+            judge = lambda r: r["dpdat_share"] >= 0.9 and r["qdelay_p99_us"] <= 200
         elif cc == "swift" and case.startswith("incast"):
             goal = "sum >= 0.9, Jain >= 0.95, drops <= 0.1 %, p99 <= 2 idle p99 + 200 us"
-            met = (row["dpdat_share"] >= 0.9 and (row["jain"] or 0) >= 0.95
-                   and row["drop_pct"] <= 0.1 and row["ping_p99_ms"] <=
-                   2 * row["idle_p99_ms"] + 0.2)
+            need = ["dpdat_share", "jain", "drop_pct", "ping_p99_ms", "idle_p99_ms"]
+            judge = lambda r: (r["dpdat_share"] >= 0.9 and r["jain"] >= 0.95 and
+                               r["drop_pct"] <= 0.1 and
+                               r["ping_p99_ms"] <= 2 * r["idle_p99_ms"] + 0.2)
         elif case == "tcp":
             goal = "dpdat and TCP each >= 1/3"
-            met = (row["dpdat_share"] >= 1 / 3 and
-                   (row.get("tcp_share") or 0) >= 1 / 3)
+            need = ["dpdat_share", "tcp_share"]
+            judge = lambda r: r["dpdat_share"] >= 1 / 3 and r["tcp_share"] >= 1 / 3
         row["goal"] = goal
-        row["verdict"] = ("" if not goal else "not judged" if quick or row["failed"]
-                          else "met" if met else "missed")
+        # a figure that did not parse (ping, tc, iperf3): not judged
+        if not goal:
+            row["verdict"] = ""
+        elif quick or row["failed"] or any(row.get(k) is None for k in need):
+            row["verdict"] = "not judged"
+        else:
+            row["verdict"] = "met" if judge(row) else "missed"
         rows.append(row)
 json.dump({"link": kind, "secs": int(secs), "placement": placement,
            "rows": rows, "runs": runs, "ecn": ecn_note},

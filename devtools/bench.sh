@@ -32,9 +32,9 @@
 #                (devtools/bench-apps.sh: two namespaces, a table and
 #                apps.json)
 #   --cc         congestion control through a shaped bottleneck instead
-#                (devtools/bench-cc.sh: three namespaces on a bridge, one
-#                flow, two into one, beside TCP; a goals table, cc.json
-#                and a plot a case)
+#                (devtools/bench-cc.sh: four namespaces on a bridge, one
+#                flow, two and three into one, beside TCP; a goals table,
+#                cc.json and a plot a case)
 #   --quick      3 sizes each, shorter runs, 2 short rounds of the goals,
 #                not judged: a smoke run (2 to 3 minutes; BENCH_QUICK=1)
 #   --link KIND  memif (default: one host), or af_xdp or af_packet between

@@ -11,7 +11,10 @@
  *   - in ibv_get_async_event, before taking an event and every millisecond
  *     while it waits for one;
  *   - in ibv_poll_cq, each time a poll finds the CQ drained (a CQ that
- *     overran is drained by the program's next polls).
+ *     overran is drained by the program's next polls); its overrun
+ *     counter only after polls that took completions, an acknowledged
+ *     CQ error or a purge (dv_cq.took): an empty CQ polled in a loop
+ *     reads none.
  * Events raised:
  *   IBV_EVENT_CQ_ERR            a CQ lost completions, full
  *                               (dpdat_cq_overruns); again for later
@@ -229,7 +232,7 @@ dv_async_cq_drained(struct dv_cq *c, bool took)
 	if (pthread_mutex_trylock(&a->lock) != 0) {
 		/* another thread scans, or the next drained poll will */
 		if (took)
-			__atomic_store_n(&c->took, true, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->took, true, __ATOMIC_RELEASE);
 		return;
 	}
 	if (srqs)
@@ -487,7 +490,7 @@ ibv_ack_async_event(struct ibv_async_event *ev)
 	/* an overrun since waits for this: the next drained poll looks */
 	if (ev->event_type == IBV_EVENT_CQ_ERR)
 		__atomic_store_n(&((struct dv_cq *)ev->element.cq)->took, true,
-				 __ATOMIC_RELAXED);
+				 __ATOMIC_RELEASE);
 	pthread_cond_signal(cv);
 	pthread_mutex_unlock(mu);
 }

@@ -260,6 +260,9 @@ dv_cq_purge(struct ibv_cq *cq, uint32_t qpn)
 	c->keep_head = 0;
 	__atomic_store_n(&c->n_keep, n, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&c->keep_lock);
+	/* completions went without a poll taking them: an overrun they
+	 * filled the CQ for is looked for at the next drained poll */
+	__atomic_store_n(&c->took, true, __ATOMIC_RELEASE);
 }
 
 /* Take up to n of the kept completions. */
@@ -329,7 +332,7 @@ dv_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 				    (__atomic_load_n(&c->took,
 						     __ATOMIC_RELAXED) &&
 				     __atomic_exchange_n(&c->took, false,
-							 __ATOMIC_RELAXED)));
+							 __ATOMIC_ACQUIRE)));
 	else if (!__atomic_load_n(&c->took, __ATOMIC_RELAXED))
 		__atomic_store_n(&c->took, true, __ATOMIC_RELAXED);
 	return got;

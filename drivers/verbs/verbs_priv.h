@@ -141,8 +141,6 @@ struct dv_srq {
 	struct dv_srq *armed_next;
 	bool armed;			/* on the context's armed list */
 	uint32_t async_taken;		/* events taken by the program */
-	bool took;			/* a poll took completions since the
-					 * last drained one (ibv_poll_cq) */
 };
 
 /* A QP's asynchronous event state, in its struct dv_qp (the context's
@@ -257,7 +255,8 @@ void dv_async_forget_qp(struct dv_qp_async *q);
 void dv_async_qp_erred(struct ibv_context *ctx);
 /* A poll found c drained: raise what its counters show; its overruns
  * only if took (a poll took completions since the last drained one: a
- * CQ that overran was full, so the polls that empty it take some). */
+ * CQ that overran was full, so the polls that empty it take some; an
+ * acknowledged CQ error, a purge and a busy async lock set it too). */
 void dv_async_cq_drained(struct dv_cq *c, bool took);
 
 /* The context operations of the other modules. */

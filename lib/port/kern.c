@@ -341,19 +341,23 @@ kern_link_get(struct dpdat_port *p, int ifindex, struct kern_link *l)
 }
 
 /* Are interfaces a and b macvlan shares in bridge mode of one lower
- * device? (false when that cannot be told) */
-static bool
+ * device? 1 or 0, or a negative errno when rtnetlink cannot tell. */
+static int
 kern_siblings(struct dpdat_port *p, int a, int b)
 {
 	struct kern_link la, lb;
+	int ret;
 
-	if (a <= 0 || b <= 0 || p->nl == NULL ||
-	    kern_link_get(p, a, &la) != 0 || kern_link_get(p, b, &lb) != 0)
-		return false;
+	if (a <= 0 || b <= 0 || p->nl == NULL)
+		return -ENODEV;
+	ret = kern_link_get(p, a, &la);
+	if (ret == 0)
+		ret = kern_link_get(p, b, &lb);
+	if (ret != 0)
+		return ret;
 	return la.macvlan && la.bridge_mode && lb.macvlan && lb.bridge_mode &&
-	       la.has_link &&
-	       lb.has_link && la.link == lb.link && la.has_nsid == lb.has_nsid &&
-	       (!la.has_nsid || la.nsid == lb.nsid);
+	       la.has_link && lb.has_link && la.link == lb.link &&
+	       la.has_nsid == lb.has_nsid && (!la.has_nsid || la.nsid == lb.nsid);
 }
 
 /* The MAC of another interface of this network namespace that has ip:
@@ -368,6 +372,7 @@ static int
 kern_local_mac(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 {
 	const char *ifname = p->ifname;
+	int sib;
 	char owner[IF_NAMESIZE] = "";
 	struct ifaddrs *ifa, *a;
 	int ret = -ENOENT;
@@ -398,14 +403,18 @@ kern_local_mac(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 		break;
 	}
 	freeifaddrs(ifa);
-	if (ret == 0 && !kern_siblings(p, p->ifindex,
-				       (int)if_nametoindex(owner))) {
+	if (ret != 0)
+		return ret;
+	sib = kern_siblings(p, p->ifindex, (int)if_nametoindex(owner));
+	if (sib < 0)
+		PORT_LOG(NOTICE, "%s: %s has the address asked for, but whether "
+			 "it shares %s's NIC cannot be told (%s): resolved by "
+			 "ARP", p->name, owner, ifname, strerror(-sib));
+	else if (sib == 0)
 		PORT_LOG(INFO, "%s: %s has the address asked for, but is no "
 			 "macvlan share of %s's NIC: resolved by ARP", p->name,
 			 owner, ifname);
-		ret = -ENOENT;
-	}
-	return ret;
+	return sib == 1 ? 0 : -ENOENT;
 }
 
 /* The kernel's entry for ip on our interface: its NUD state (0 if none). */

@@ -543,7 +543,7 @@ overrun_by_poll(struct ibv_qp *qp, struct ibv_cq *small,
 		const struct info *peer)
 {
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-	struct ibv_async_event ev;
+	struct ibv_async_event ev = { 0 };
 	struct ibv_wc wc[32];
 	int ready = 0;
 
@@ -559,7 +559,10 @@ overrun_by_poll(struct ibv_qp *qp, struct ibv_cq *small,
 	}
 	CHECK(ready, "overrun by poll: async_fd not readable after the "
 	      "polls that drained the CQ");
-	if (ibv_get_async_event(ctx, &ev) == 0) {
+	if (ready) {
+		CHECK(ibv_get_async_event(ctx, &ev) == 0,
+		      "overrun by poll: async_fd readable, no event: %s",
+		      strerror(errno));
 		CHECK(ev.event_type == IBV_EVENT_CQ_ERR &&
 		      ev.element.cq == small, "overrun by poll: %s",
 		      ibv_event_type_str(ev.event_type));
