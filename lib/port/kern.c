@@ -372,10 +372,10 @@ static int
 kern_local_mac(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 {
 	const char *ifname = p->ifname;
-	int sib;
 	char owner[IF_NAMESIZE] = "";
+	struct rte_ether_addr found;
 	struct ifaddrs *ifa, *a;
-	int ret = -ENOENT;
+	int ret = -ENOENT, sib;
 
 	if (getifaddrs(&ifa) != 0)
 		return -ENOENT;
@@ -398,8 +398,8 @@ kern_local_mac(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 		    strcmp(a->ifa_name, owner) != 0 ||
 		    ll->sll_halen != RTE_ETHER_ADDR_LEN)
 			continue;
-		memcpy(mac->addr_bytes, ll->sll_addr, RTE_ETHER_ADDR_LEN);
-		ret = rte_is_valid_assigned_ether_addr(mac) ? 0 : -ENOENT;
+		memcpy(found.addr_bytes, ll->sll_addr, RTE_ETHER_ADDR_LEN);
+		ret = rte_is_valid_assigned_ether_addr(&found) ? 0 : -ENOENT;
 		break;
 	}
 	freeifaddrs(ifa);
@@ -414,7 +414,10 @@ kern_local_mac(struct dpdat_port *p, uint32_t ip, struct rte_ether_addr *mac)
 		PORT_LOG(INFO, "%s: %s has the address asked for, but is no "
 			 "macvlan share of %s's NIC: resolved by ARP", p->name,
 			 owner, ifname);
-	return sib == 1 ? 0 : -ENOENT;
+	if (sib != 1)
+		return -ENOENT;
+	*mac = found;
+	return 0;
 }
 
 /* The kernel's entry for ip on our interface: its NUD state (0 if none). */
