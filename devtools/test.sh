@@ -76,7 +76,10 @@ devtools/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false || 
 # coexistence checks, the hostile hosts; they ran above, and the fuzzers
 # below put the receive path under the sanitizers) and those between
 # namespaces ("netns": the same engine over af_xdp and af_packet, whose
-# port code the DAT cases between namespaces below run sanitized); leaks
+# port code the DAT cases between namespaces below run sanitized) and the
+# slow ones ("slow": perf-tools, 45 s of dpdat-perf command lines, which
+# the plain tree runs; the library under them runs sanitized in every
+# other integration test); leaks
 # of third-party code only are suppressed, each with its reason
 # (test/lsan.supp)
 export LSAN_OPTIONS=suppressions=$PWD/test/lsan.supp:print_suppressions=0
@@ -86,7 +89,7 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	run_suites build-asan --suite integration --no-suite timing \
-		--no-suite long --no-suite netns
+		--no-suite long --no-suite netns --no-suite slow
 # the tools as a user drives them (those in integration ran above)
 ASAN_OPTIONS=detect_leaks=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
